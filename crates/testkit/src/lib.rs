@@ -1,0 +1,91 @@
+//! Test support shared by the workspace's tests: finds the public data in `../shared/data`
+//! and the Python oracle venv (wfdb-python and friends) that `scripts/test.sh` installs.
+//!
+//! Tests that need either call [`shared_data`] or [`oracle_python`]. When the resource is
+//! absent the test prints why it skips, unless the environment says it is required
+//! (`PHYSIOJUDGE_REQUIRE_DATA=1`, `PHYSIOJUDGE_REQUIRE_ORACLE=1`, both set by the test
+//! command and CI), in which case the test fails: CI can never pass by skipping.
+//!
+//! Not for production code: nothing outside `[dev-dependencies]` may use it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace root (two levels above this crate).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("testkit lives at <root>/crates/testkit")
+        .to_path_buf()
+}
+
+fn required(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v == "1")
+}
+
+/// `../shared/data` (or `$PHYSIOJUDGE_DATA`), or `None` after printing why the caller skips.
+pub fn shared_data(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("PHYSIOJUDGE_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/data"));
+    if dir.join("README.md").is_file() {
+        return Some(dir);
+    }
+    let msg = format!(
+        "{test}: skipped: the public test data is not at {} (set PHYSIOJUDGE_DATA)",
+        dir.display()
+    );
+    if required("PHYSIOJUDGE_REQUIRE_DATA") {
+        panic!("{msg}, and PHYSIOJUDGE_REQUIRE_DATA=1 says it must be there");
+    }
+    eprintln!("{msg}");
+    None
+}
+
+/// The oracle venv's Python (`$PHYSIOJUDGE_ORACLE_PYTHON`, else `<root>/.oracle-venv`),
+/// or `None` after printing why the caller skips.
+pub fn oracle_python(test: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("PHYSIOJUDGE_ORACLE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".oracle-venv/bin/python"));
+    let works = python.is_file()
+        && Command::new(&python)
+            .args(["-c", "import wfdb, scipy"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if works {
+        return Some(python);
+    }
+    let msg = format!(
+        "{test}: skipped: the Python oracle (wfdb-python, scipy) is not at {}; \
+         `scripts/test.sh` installs it",
+        python.display()
+    );
+    if required("PHYSIOJUDGE_REQUIRE_ORACLE") {
+        panic!("{msg}, and PHYSIOJUDGE_REQUIRE_ORACLE=1 says it must be there");
+    }
+    eprintln!("{msg}");
+    None
+}
+
+/// Runs `tests/oracle/<script>` with the oracle Python and returns its stdout; panics with
+/// the script's stderr when it fails (a broken oracle must fail the test, not skip it).
+pub fn run_oracle(python: &Path, script: &str, args: &[&str]) -> Vec<u8> {
+    let path = workspace_root().join("tests/oracle").join(script);
+    let out = Command::new(python)
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
+    if !out.status.success() {
+        panic!(
+            "oracle {} {:?} failed ({}):\n{}",
+            script,
+            args,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.stdout
+}

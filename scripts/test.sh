@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one command that runs every test on a fresh machine.
+#
+# It installs what the tests need (the Python oracle venv with wfdb-python 4.3.1 and
+# scipy, pinned in tests/oracle/requirements.txt), then runs the whole workspace's tests
+# with the shared data and the oracle *required*: a test that would skip for lack of
+# either fails instead, so a green run means everything really ran.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+venv="$root/.oracle-venv"
+req="$root/tests/oracle/requirements.txt"
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "test.sh: installing the Python oracle into $venv" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  echo "$want" > "$stamp"
+fi
+
+export PHYSIOJUDGE_ORACLE_PYTHON="$venv/bin/python"
+export PHYSIOJUDGE_REQUIRE_ORACLE=1
+export PHYSIOJUDGE_REQUIRE_DATA=1
+export PHYSIOJUDGE_DATA="${PHYSIOJUDGE_DATA:-$root/../shared/data}"
+
+cargo test --workspace --locked "$@"
