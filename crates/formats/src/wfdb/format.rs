@@ -141,14 +141,15 @@ impl Format {
     /// library (a partial last group is stored in fewer bytes; see specs/wfdb.md).
     pub fn bytes_written(self, n: u64) -> u64 {
         let (gs, gb) = self.group();
-        let full = (n / gs) * gb;
-        full + match (self, n % gs) {
+        let full = (n / gs).saturating_mul(gb);
+        full.saturating_add(match (self, n % gs) {
             (_, 0) => 0,
             (Format::F212, 1) => 2,
             (Format::F310 | Format::F311, 1) => 2,
             (Format::F310 | Format::F311, 2) => 4,
-            _ => unreachable!("groups of one sample have no remainder"),
-        }
+            // Groups of one sample leave no remainder.
+            _ => 0,
+        })
     }
 
     /// Fewest bytes from a group boundary that hold `n` samples. Equal to
@@ -156,7 +157,7 @@ impl Format {
     /// samples need only three bytes (writers pad to four).
     pub fn bytes_needed(self, n: u64) -> u64 {
         match (self, n % 3) {
-            (Format::F311, 2) => (n / 3) * 4 + 3,
+            (Format::F311, 2) => (n / 3).saturating_mul(4).saturating_add(3),
             _ => self.bytes_written(n),
         }
     }

@@ -10,6 +10,11 @@ use super::format::{self, Format, GENERIC_INVALID};
 use super::header::{Header, SignalSpec};
 use super::{WfdbError, WfdbErrorKind};
 
+/// Most samples of one signal a single read returns (4 GiB of `i32`): a header that claims
+/// more (easy for null signals and segments, which no file bytes back) is refused rather
+/// than allowed to exhaust memory. Longer records are read in several ranges.
+pub const MAX_READ_SAMPLES: u64 = 1 << 30;
+
 /// Which part of a record to read.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
@@ -173,7 +178,10 @@ impl Record {
     fn check_layout(&self) -> Result<(), WfdbError> {
         let h = &self.header;
         if let Some(segments) = &h.segments {
-            let total: u64 = segments.iter().map(|s| s.sig_len).sum();
+            let total = segments
+                .iter()
+                .try_fold(0u64, |acc, s| acc.checked_add(s.sig_len))
+                .ok_or_else(|| self.err("the segment lengths add up to more than 2^64".into()))?;
             if let Some(len) = h.record.sig_len
                 && len != total
             {
@@ -258,6 +266,7 @@ impl Record {
             return Ok(n);
         }
         if let Some(segments) = &self.header.segments {
+            // check_layout has made sure the sum does not overflow.
             return Ok(segments.iter().map(|s| s.sig_len).sum());
         }
         let specs = &self.header.signals;
@@ -306,6 +315,18 @@ impl Record {
             )));
         }
         let range = opts.from..to;
+        for &s in &selected {
+            let spf = self
+                .signal_specs()
+                .get(s)
+                .map_or(1, |x| x.effective_samples_per_frame() as u64);
+            if (to - opts.from).saturating_mul(spf) > MAX_READ_SAMPLES {
+                return Err(self.err(format!(
+                    "reading frames {}..{to} of signal {s} would return more than {MAX_READ_SAMPLES}                      samples; read a shorter range",
+                    opts.from
+                )));
+            }
+        }
         let signals = if self.header.segments.is_some() {
             self.read_multi(&selected, range.clone())?
         } else {

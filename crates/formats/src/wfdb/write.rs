@@ -65,7 +65,13 @@ pub fn write_record(
     let n_frames = frames.map_or(0, |f| f.1);
 
     let specs: Vec<SignalSpec> = signals.iter().map(|s| s.spec.clone()).collect();
+    // The header returned is the one a reader will see: defaults are not written.
     let mut out_specs = specs.clone();
+    for s in &mut out_specs {
+        s.samples_per_frame = s.samples_per_frame.filter(|&v| v != 1);
+        s.skew = None;
+        s.byte_offset = None;
+    }
     for (gi, g) in file_groups(&specs).into_iter().enumerate() {
         let first = &specs[g.start];
         if first.is_null() {
