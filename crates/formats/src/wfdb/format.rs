@@ -1,4 +1,5 @@
 //! WFDB signal storage formats (signal(5)): how digital samples are packed into bytes.
+//! Public so that benchmarks and other crates can decode sample streams held in memory.
 //!
 //! Decoders and encoders work on a flat stream of samples (the samples of every signal of a
 //! file, frame after frame). Packed formats (212, 310, 311) pair samples across frame
@@ -30,6 +31,13 @@ pub enum Format {
     F310,
     /// Three 10-bit samples in one little-endian 32-bit word (bits 0-9, 10-19, 20-29).
     F311,
+}
+
+/// A format serializes as its WFDB code (16, 212, ...).
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.code())
+    }
 }
 
 /// The value WFDB reads as "no valid sample" (WFDB_INVALID_SAMPLE) for formats whose own

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use serde::{Serialize, Serializer};
+
 use super::format::Format;
 use super::{WfdbError, WfdbErrorKind};
 
@@ -18,7 +20,7 @@ pub const DEFAULT_UNITS: &str = "mV";
 
 /// A parsed header: one record line, then either signal lines (single-segment record)
 /// or segment lines (multi-segment record), plus every comment line in file order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Header {
     pub record: RecordLine,
     /// Signal lines of a single-segment record. Empty for a multi-segment record.
@@ -30,7 +32,7 @@ pub struct Header {
 }
 
 /// The first non-comment line of a header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecordLine {
     pub name: String,
     /// Number of segments, present only in multi-segment headers (`name/N`).
@@ -85,7 +87,7 @@ pub struct BaseDate {
 }
 
 /// One signal line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SignalSpec {
     /// Signal file name relative to the header's folder; `~` means a null signal.
     pub file_name: String,
@@ -172,7 +174,7 @@ impl SignalSpec {
 }
 
 /// One segment line of a multi-segment header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SegmentSpec {
     /// Record name of the segment; `~` is a null segment (a gap of invalid samples).
     pub name: String,
@@ -272,6 +274,19 @@ impl Header {
     /// Render as header text (LF line endings), writing only the fields that are present.
     pub fn to_text(&self) -> String {
         self.to_string()
+    }
+}
+
+/// Times and dates serialize as they are written in a header.
+impl Serialize for BaseTime {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Serialize for BaseDate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

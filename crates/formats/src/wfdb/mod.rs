@@ -6,7 +6,7 @@
 //! each difference.
 
 // pub mod annotation; (being written)
-mod format;
+pub mod format;
 pub mod header;
 mod read;
 mod write;

@@ -61,16 +61,14 @@ impl SignalData {
         for c in &self.calibration {
             let run = &self.digital[c.start..c.start + c.len];
             let (base, gain) = (c.baseline as f64, c.gain);
-            match c.invalid {
-                Some(nan) => out.extend(run.iter().map(|&d| {
-                    if d == nan {
-                        f64::NAN
-                    } else {
-                        (d as f64 - base) / gain
-                    }
-                })),
-                None => out.extend(run.iter().map(|&d| (d as f64 - base) / gain)),
-            }
+            // Division, not multiplication by 1/gain: bit-identical to wfdb-python and
+            // the WFDB library. The select (not a branch) keeps the loop vectorisable.
+            let nan = c.invalid.unwrap_or(i32::MIN);
+            let has_nan = c.invalid.is_some();
+            out.extend(run.iter().map(|&d| {
+                let p = (d as f64 - base) / gain;
+                if has_nan && d == nan { f64::NAN } else { p }
+            }));
         }
         out
     }
@@ -430,18 +428,6 @@ impl Record {
             .saturating_add(max_skew)
             .min(sig_len)
             .max(read_start);
-        let flat_start = read_start * tspf;
-        let flat_len = (read_end - read_start) * tspf;
-        let (byte_start, skip) = fmt.group_start(flat_start);
-        let n_bytes = fmt.bytes_needed(flat_len + skip);
-        let mut bytes = vec![0u8; n_bytes as usize];
-        file.seek(SeekFrom::Start(offset + byte_start))
-            .and_then(|_| file.read_exact(&mut bytes))
-            .map_err(|e| WfdbError::io(&name, e))?;
-        let mut flat = vec![0i32; (flat_len + skip) as usize];
-        format::decode(fmt, &bytes, &mut flat);
-        let flat = &flat[skip as usize..];
-
         // Position of each signal's samples within a frame.
         let mut frame_pos = Vec::with_capacity(group_specs.len());
         let mut p = 0usize;
@@ -450,49 +436,68 @@ impl Record {
             p += s.effective_samples_per_frame() as usize;
         }
         let tspf = tspf as usize;
+        let n_frames = n_frames as usize;
+        let mut sinks: Vec<Sink> = wanted
+            .iter()
+            .map(|&(_, s)| {
+                let spec = &specs[s];
+                // Stored frames (relative to read_start) that this signal's window covers.
+                let lo = (range.start - read_start) as usize + spec.effective_skew() as usize;
+                Sink {
+                    pos: frame_pos[s - group.start],
+                    spf: spf_of(s),
+                    window: lo..lo + n_frames,
+                    acc: spec.effective_initial_value(),
+                    out: Vec::with_capacity(n_frames * spf_of(s)),
+                }
+            })
+            .collect();
+
+        // Decode in chunks of whole frames, a multiple of 6 so that every chunk starts at
+        // the same offset within a packing group (2 or 3 samples) as the first.
         let stored_frames = (read_end - read_start) as usize;
-        let mut result = Vec::with_capacity(wanted.len());
-        for &(_, s) in wanted {
-            let spec = &specs[s];
-            let spf = spf_of(s);
-            let pos = frame_pos[s - group.start];
-            let invalid = fmt.invalid_value().unwrap_or(i32::MIN);
-            // The signal's own stored sample sequence, then the window we want of it.
-            let first_frame = (range.start - read_start) as usize + spec.effective_skew() as usize;
-            let mut v = Vec::with_capacity(n_frames as usize * spf);
-            if fmt == Format::F8 {
-                let mut acc = spec.effective_initial_value();
-                let mut seq = Vec::with_capacity(stored_frames * spf);
-                for frame in flat.chunks_exact(tspf) {
-                    for &d in &frame[pos..pos + spf] {
-                        acc = acc.wrapping_add(d);
-                        seq.push(acc);
-                    }
-                }
-                let lo = (first_frame * spf).min(seq.len());
-                let hi = ((first_frame + n_frames as usize) * spf).min(seq.len());
-                v.extend_from_slice(&seq[lo..hi]);
-            } else if tspf == 1 {
-                let lo = first_frame.min(flat.len());
-                let hi = (first_frame + n_frames as usize).min(flat.len());
-                v.extend_from_slice(&flat[lo..hi]);
-            } else if spf == 1 {
-                let lo = first_frame.min(stored_frames);
-                let hi = (first_frame + n_frames as usize).min(stored_frames);
-                if lo < hi {
-                    v.extend(flat[lo * tspf + pos..].iter().step_by(tspf).take(hi - lo));
-                }
-            } else {
-                let lo = first_frame.min(stored_frames);
-                let hi = (first_frame + n_frames as usize).min(stored_frames);
-                for frame in flat[lo * tspf..hi * tspf].chunks_exact(tspf) {
-                    v.extend_from_slice(&frame[pos..pos + spf]);
-                }
+        let chunk_frames = (CHUNK_SAMPLES / tspf)
+            .max(1)
+            .next_multiple_of(6)
+            .min(stored_frames.next_multiple_of(6));
+        let mut flat = vec![0i32; chunk_frames * tspf + 2];
+        let mut bytes = Vec::new();
+        let mut frame = 0usize;
+        while frame < stored_frames {
+            let frames = chunk_frames.min(stored_frames - frame);
+            let flat_start = (read_start + frame as u64) * tspf as u64;
+            let (byte_start, skip) = fmt.group_start(flat_start);
+            let n = skip as usize + frames * tspf;
+            let want = fmt.bytes_needed(n as u64);
+            bytes.clear();
+            file.seek(SeekFrom::Start(offset + byte_start))
+                .and_then(|_| (&mut file).take(want).read_to_end(&mut bytes))
+                .map_err(|e| WfdbError::io(&name, e))?;
+            if (bytes.len() as u64) < want {
+                // The size was checked above, so the file shrank while we read it.
+                return Err(WfdbError::in_file(
+                    &name,
+                    WfdbErrorKind::Signal(
+                        "the file ended early (was it changed while being read?)".into(),
+                    ),
+                ));
             }
-            // Samples a skewed signal would take from beyond the end of the record.
-            v.resize(n_frames as usize * spf, invalid);
-            result.push(v);
+            format::decode(fmt, &bytes, &mut flat[..n]);
+            let chunk = &flat[skip as usize..n];
+            for sink in &mut sinks {
+                sink.take(fmt, chunk, tspf, frame);
+            }
+            frame += frames;
         }
+        // Samples a skewed signal would take from beyond the end of the record.
+        let invalid = fmt.invalid_value().unwrap_or(i32::MIN);
+        let result = sinks
+            .into_iter()
+            .map(|mut sink| {
+                sink.out.resize(n_frames * sink.spf, invalid);
+                sink.out
+            })
+            .collect();
         Ok(result)
     }
 
@@ -590,6 +595,57 @@ impl Record {
             }
         }
         Ok(out)
+    }
+}
+
+/// Samples decoded per chunk when reading a signal file (128 KiB of `i32`): large
+/// enough to amortise the system calls, small enough to stay in cache.
+const CHUNK_SAMPLES: usize = 32 * 1024;
+
+/// Collects one signal's samples from decoded chunks of a signal file.
+struct Sink {
+    /// Position of the signal's first sample within a frame, and its samples per frame.
+    pos: usize,
+    spf: usize,
+    /// Stored frames to keep.
+    window: Range<usize>,
+    /// Running value of a format 8 signal.
+    acc: i32,
+    out: Vec<i32>,
+}
+
+impl Sink {
+    /// Takes the signal's samples from `chunk`, whole frames starting at stored frame `first`.
+    fn take(&mut self, fmt: Format, chunk: &[i32], tspf: usize, first: usize) {
+        let frames = chunk.len() / tspf;
+        let lo = self.window.start.clamp(first, first + frames) - first;
+        let hi = self.window.end.clamp(first, first + frames) - first;
+        let (pos, spf) = (self.pos, self.spf);
+        if fmt == Format::F8 {
+            // Differences before the window still move the running value.
+            for (f, frame) in chunk.chunks_exact(tspf).enumerate().take(hi) {
+                for &d in &frame[pos..pos + spf] {
+                    self.acc = self.acc.wrapping_add(d);
+                    if f >= lo {
+                        self.out.push(self.acc);
+                    }
+                }
+            }
+        } else if lo >= hi {
+        } else if tspf == 1 {
+            self.out.extend_from_slice(&chunk[lo..hi]);
+        } else if spf == 1 {
+            let pos = pos.min(tspf - 1); // lets the compiler drop the bounds check
+            self.out.extend(
+                chunk[lo * tspf..hi * tspf]
+                    .chunks_exact(tspf)
+                    .map(|f| f[pos]),
+            );
+        } else {
+            for frame in chunk[lo * tspf..hi * tspf].chunks_exact(tspf) {
+                self.out.extend_from_slice(&frame[pos..pos + spf]);
+            }
+        }
     }
 }
 

@@ -1,0 +1,244 @@
+//! WFDB read throughput: our reader against wfdb-python on the same files, in one run.
+//!
+//! `cargo bench -p formats --bench wfdb_read` (wfdb-python from `.oracle-venv`, installed by
+//! `scripts/test.sh`; the real records from `../shared/data`). Prints a Markdown table of
+//! medians for BENCHMARKS.md. Each figure is the median of several runs; the ratio column
+//! compares medians measured minutes apart on the same machine.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use formats::wfdb::format::{self, Format};
+use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, write_record};
+
+const REPEATS: usize = 7;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<T>(mut f: impl FnMut() -> T) -> Duration {
+    black_box(f()); // warm up
+    median(
+        (0..REPEATS)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(f());
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+/// A 24-hour, 2-signal, 360 Hz record in format 212 (as MIT-BIH would store it), with an
+/// ECG-like waveform plus noise so that every bit pattern occurs.
+fn write_day_record(dir: &Path) -> PathBuf {
+    let frames = 24 * 3600 * 360;
+    let mut state = 1u64;
+    let mut noise = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 40) % 41) as i32 - 20
+    };
+    let wave = |t: usize, lead: usize| {
+        let phase = (t + lead * 37) % 300; // a beat every 0.83 s
+        let qrs = if (100..110).contains(&phase) {
+            900 - 180 * (phase as i32 - 105).abs()
+        } else {
+            0
+        };
+        let twave = if (160..220).contains(&phase) { 120 } else { 0 };
+        qrs + twave
+    };
+    let a: Vec<i32> = (0..frames)
+        .map(|t| (wave(t, 0) + noise()).clamp(-2047, 2047))
+        .collect();
+    let b: Vec<i32> = (0..frames)
+        .map(|t| (wave(t, 1) / 2 + noise()).clamp(-2047, 2047))
+        .collect();
+    let spec = |name: &str| {
+        let mut s = SignalSpec::new("day.dat", Format::F212);
+        s.adc_gain = Some(200.0);
+        s.baseline = Some(1024);
+        s.units = Some("mV".into());
+        s.description = Some(name.into());
+        s
+    };
+    let line = RecordLine {
+        name: "day".into(),
+        n_segments: None,
+        n_signals: 2,
+        fs: Some(360.0),
+        counter_freq: None,
+        base_counter: None,
+        sig_len: None,
+        base_time: None,
+        base_date: None,
+        date_before_time: false,
+    };
+    write_record(
+        dir,
+        &line,
+        &[
+            WriteSignal {
+                spec: spec("MLII"),
+                samples: &a,
+            },
+            WriteSignal {
+                spec: spec("V5"),
+                samples: &b,
+            },
+        ],
+        &[],
+    )
+    .unwrap();
+    dir.join("day")
+}
+
+fn read_records(records: &[PathBuf], physical: bool) -> usize {
+    let mut n = 0;
+    for r in records {
+        let rec = Record::open(r).unwrap();
+        let s = rec.read(&ReadOptions::default()).unwrap();
+        for sig in &s.signals {
+            n += if physical {
+                sig.physical().len()
+            } else {
+                sig.digital.len()
+            };
+        }
+    }
+    n
+}
+
+fn python_medians(python: &Path, jobs: &[String]) -> Vec<Option<f64>> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/wfdb_python.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(REPEATS.to_string())
+        .args(jobs)
+        .output()
+        .expect("run wfdb-python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            v["median_s"].as_f64()
+        })
+        .collect()
+}
+
+fn file_bytes(records: &[PathBuf]) -> u64 {
+    records
+        .iter()
+        .map(|r| {
+            let rec = Record::open(r).unwrap();
+            rec.header
+                .signals
+                .iter()
+                .map(|s| s.file_name.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .map(|f| {
+                    std::fs::metadata(r.parent().unwrap().join(f))
+                        .unwrap()
+                        .len()
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+fn main() {
+    // `cargo test --benches` runs bench targets with `--bench`-less args; only measure
+    // when invoked through `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sets: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    if let Some(data) = testkit::shared_data("wfdb_read bench") {
+        let dir = data.join("cpsc2021");
+        let names = std::fs::read_to_string(dir.join("RECORDS")).unwrap();
+        sets.push((
+            "23 CPSC 2021 records (format 16, 2×200 Hz, 102 min)".into(),
+            names.lines().map(|n| dir.join(n.trim())).collect(),
+        ));
+    }
+    sets.push((
+        "24 h record (format 212, 2×360 Hz)".into(),
+        vec![write_day_record(tmp.path())],
+    ));
+    let python = testkit::oracle_python("wfdb_read bench");
+
+    println!(
+        "| data | file MB | ours digital | wfdb-python digital | ratio | ours physical | wfdb-python physical | ratio |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (label, records) in &sets {
+        let mb = file_bytes(records) as f64 / 1e6;
+        let d = time(|| read_records(records, false));
+        let p = time(|| read_records(records, true));
+        let list = records
+            .iter()
+            .map(|r| r.to_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(",");
+        let py = python.as_ref().map(|py| {
+            python_medians(
+                py,
+                &[
+                    format!("rdrecord_digital:{list}"),
+                    format!("rdrecord:{list}"),
+                ],
+            )
+        });
+        let py_d = py.as_ref().and_then(|v| v[0]);
+        let py_p = py.as_ref().and_then(|v| v[1]);
+        let ms = |s: Option<f64>| s.map_or("n/a".into(), |s| format!("{:.1} ms", s * 1e3));
+        let ratio = |s: Option<f64>, ours: Duration| {
+            s.map_or("n/a".into(), |s| format!("{:.1}×", s / ours.as_secs_f64()))
+        };
+        println!(
+            "| {label} | {mb:.1} | {:.1} ms ({:.0} MB/s) | {} | {} | {:.1} ms | {} | {} |",
+            d.as_secs_f64() * 1e3,
+            mb / d.as_secs_f64(),
+            ms(py_d),
+            ratio(py_d, d),
+            p.as_secs_f64() * 1e3,
+            ms(py_p),
+            ratio(py_p, p),
+        );
+    }
+
+    // Decoding alone, from memory: 256 MiB of stored samples.
+    println!();
+    println!("| format | decode from memory | samples/s |");
+    println!("|---|---:|---:|");
+    let bytes: Vec<u8> = (0..256u32 << 20)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    for f in [Format::F16, Format::F212, Format::F8, Format::F311] {
+        let n = f.samples_in(bytes.len() as u64) as usize;
+        let mut out = vec![0i32; n];
+        let t = time(|| {
+            format::decode(f, &bytes, &mut out);
+            out[n / 2]
+        });
+        println!(
+            "| {} | {:.2} GB/s | {:.0} M |",
+            f.code(),
+            bytes.len() as f64 / t.as_secs_f64() / 1e9,
+            n as f64 / t.as_secs_f64() / 1e6
+        );
+    }
+}
