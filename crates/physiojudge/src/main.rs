@@ -1,1 +1,73 @@
-fn main() {}
+//! `physiojudge`: the command-line front of the judge.
+//!
+//! Exit codes (DESIGN.md): 0 success, 1 the work failed (message on stderr), 2 usage error.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod output;
+mod wfdb_cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "physiojudge",
+    version,
+    about = "Judge for physiological-signal algorithm challenges",
+    long_about = "Judge for physiological-signal algorithm challenges: reads challenge data \
+                  (WFDB, WAV, MAT, CirCor), and will run untrusted entries in a sandbox and \
+                  score them with the official metrics."
+)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace). PHYSIOJUDGE_LOG
+    /// (a tracing filter such as `formats=debug`) overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read WFDB records: header summary, samples, annotations.
+    #[command(subcommand)]
+    Wfdb(wfdb_cmd::WfdbCommand),
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PHYSIOJUDGE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .init();
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on a usage error and 0 for --help/--version.
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = match cli.command {
+        Command::Wfdb(cmd) => wfdb_cmd::run(cmd, &mut out),
+    }
+    .and_then(|()| out.flush().map_err(anyhow::Error::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = out.flush();
+            eprintln!("physiojudge: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -361,13 +361,15 @@ impl fmt::Display for Header {
         }
         for s in &self.signals {
             write!(f, "{} {}", s.file_name, s.format.code())?;
-            if let Some(spf) = s.samples_per_frame.filter(|&v| v != 1) {
+            // Present fields are written even when they hold the default, so that a
+            // header reads back as it was.
+            if let Some(spf) = s.samples_per_frame {
                 write!(f, "x{spf}")?;
             }
-            if let Some(skew) = s.skew.filter(|&v| v != 0) {
+            if let Some(skew) = s.skew {
                 write!(f, ":{skew}")?;
             }
-            if let Some(off) = s.byte_offset.filter(|&v| v != 0) {
+            if let Some(off) = s.byte_offset {
                 write!(f, "+{off}")?;
             }
             // Positional fields: write a field if it or any later one is present.
