@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use formats::wfdb::{ReadOptions, Record, SignalData};
+use formats::wfdb::{ReadOptions, Record, SignalData, annotation};
 
 use crate::output::csv_field;
 
@@ -228,12 +228,26 @@ fn rdsamp(a: &RdsampArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn rdann(a: &RdannArgs, out: &mut dyn Write) -> Result<()> {
-    let path = PathBuf::from(format!("{}.{}", a.record.display(), a.annotator));
-    let file = formats::wfdb::annotation::AnnotationFile::read(&path)
-        .with_context(|| format!("reading annotations of {}", a.record.display()))?;
+    let file = annotation::read_annotator(&a.record, &a.annotator).with_context(|| {
+        format!(
+            "reading the {:?} annotations of {}",
+            a.annotator,
+            a.record.display()
+        )
+    })?;
+    if file.trailing_bytes > 0 {
+        tracing::warn!(
+            "{}.{}: {} bytes after the end-of-file marker were ignored",
+            a.record.display(),
+            a.annotator,
+            file.trailing_bytes
+        );
+    }
+    // Definition notes at sample 0 (time resolution, custom labels) configure the file,
+    // as in the WFDB library; they are applied to symbols, not printed.
+    let annotations = file.content();
     if a.json {
-        let items: Vec<serde_json::Value> = file
-            .annotations
+        let items: Vec<serde_json::Value> = annotations
             .iter()
             .map(|x| {
                 serde_json::json!({
@@ -250,7 +264,7 @@ fn rdann(a: &RdannArgs, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(&items)?)?;
         return Ok(());
     }
-    for x in &file.annotations {
+    for x in annotations {
         let aux = x.aux_str().unwrap_or_default();
         writeln!(
             out,

@@ -5,7 +5,7 @@
 //! specification; `shared/specs/wfdb.md` lists those corners and the oracle tests document
 //! each difference.
 
-// pub mod annotation; (being written)
+pub mod annotation;
 pub mod format;
 pub mod header;
 mod read;

@@ -1,0 +1,242 @@
+//! The real `physiojudge` binary on the real records of `../shared/data`: what
+//! `wfdb info|rdsamp|rdann` print, and the exit codes of DESIGN.md (0, 1, 2).
+
+use std::process::{Command, Output};
+
+use formats::wfdb::{ReadOptions, Record};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(args)
+        .output()
+        .expect("run physiojudge")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(&o)
+}
+
+#[test]
+fn info_text_and_json() {
+    let Some(data) = testkit::shared_data("info_text_and_json") else {
+        return;
+    };
+    let rec = data.join("cpsc2021/data_101_6");
+    let text = ok(&["wfdb", "info", rec.to_str().unwrap()]);
+    for want in [
+        "Record data_101_6",
+        "Length: 0:01:51.775 (22355 frames)",
+        "Sampling frequency: 200 Hz",
+        "File: data_101_6.dat (format 16)",
+        "Gain: 30061.276794035417 adu/mV, baseline -161790",
+        "Initial value: -10581, checksum: 64292",
+        "paroxysmal atrial fibrillation",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["wfdb", "info", rec.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(json["frames"], 22355);
+    assert_eq!(json["record"]["name"], "data_101_6");
+    assert_eq!(json["signals"][1]["description"], "II");
+    assert_eq!(json["signals"][1]["adc_gain"], 27477.561608300908);
+    assert_eq!(json["signals"][0]["format"], 16);
+
+    // CinC 2017: the YYYY-MM-DD date before the time is read and shown as written.
+    let text = ok(&[
+        "wfdb",
+        "info",
+        data.join("cinc2017/A00013").to_str().unwrap(),
+    ]);
+    assert!(
+        text.contains("Starting time: 10:06:01 2014-06-10"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "wfdb",
+        "info",
+        data.join("cinc2017/A00013").to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(json["record"]["base_date"], "2014-06-10");
+    assert_eq!(json["signals"][0]["byte_offset"], 24);
+}
+
+/// rdsamp prints exactly what the (oracle-tested) library reads.
+#[test]
+fn rdsamp_prints_the_samples() {
+    let Some(data) = testkit::shared_data("rdsamp_prints_the_samples") else {
+        return;
+    };
+    let rec_path = data.join("cpsc2021/data_92_4");
+    let rec = Record::open(&rec_path).unwrap();
+    let lib = rec
+        .read(&ReadOptions {
+            from: 100,
+            to: Some(400),
+            signals: Some(vec![1, 0]),
+        })
+        .unwrap();
+    let p = rec_path.to_str().unwrap();
+    for physical in [false, true] {
+        let mut args = vec![
+            "wfdb",
+            "rdsamp",
+            p,
+            "--from",
+            "100",
+            "--to",
+            "400",
+            "--signals",
+            "1,0",
+        ];
+        if physical {
+            args.push("--physical");
+        }
+        let out = ok(&args);
+        let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 300);
+        for (t, row) in rows.iter().enumerate() {
+            assert_eq!(row[0], (100 + t).to_string());
+            for (k, s) in lib.signals.iter().enumerate() {
+                if physical {
+                    assert_eq!(
+                        row[k + 1].parse::<f64>().unwrap(),
+                        s.physical()[t],
+                        "row {t}"
+                    );
+                } else {
+                    assert_eq!(row[k + 1].parse::<i32>().unwrap(), s.digital[t], "row {t}");
+                }
+            }
+        }
+    }
+    // The whole record, every frame.
+    let out = ok(&["wfdb", "rdsamp", p]);
+    assert_eq!(out.lines().count() as u64, rec.sig_len().unwrap());
+}
+
+#[test]
+fn rdsamp_reads_wav_backed_records() {
+    let Some(data) = testkit::shared_data("rdsamp_reads_wav_backed_records") else {
+        return;
+    };
+    let rec = data.join("circor2022/training_data/50782_MV_1");
+    let out = ok(&["wfdb", "rdsamp", rec.to_str().unwrap(), "--to", "3"]);
+    assert_eq!(out.lines().count(), 3);
+}
+
+#[test]
+fn exit_codes() {
+    let o = run(&["wfdb", "info", "/nonexistent/rec"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/nonexistent/rec.hea") && err.contains("cannot read"),
+        "{err}"
+    );
+
+    let o = run(&["wfdb", "rdsamp"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a missing argument is a usage error"
+    );
+    let o = run(&["wfdb", "frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["wfdb", "rdsamp", "x", "--from", "minus-one"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    for args in [
+        &["--help"][..],
+        &["wfdb", "--help"],
+        &["wfdb", "info", "--help"],
+        &["wfdb", "rdsamp", "--help"],
+        &["wfdb", "rdann", "--help"],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(stdout(&o).contains("Usage"), "{args:?}");
+    }
+}
+
+#[test]
+fn errors_name_the_file_and_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.hea"), "r 1 250 100\nr.dat 16 abc\n").unwrap();
+    let o = run(&["wfdb", "info", dir.path().join("r").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("r.hea: line 2") && err.contains("ADC gain"),
+        "{err}"
+    );
+
+    std::fs::write(dir.path().join("r.hea"), "r 1 250 100\nr.dat 16\n").unwrap();
+    std::fs::write(dir.path().join("r.dat"), [0u8; 10]).unwrap();
+    let o = run(&["wfdb", "rdsamp", dir.path().join("r").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("r.dat") && err.contains("truncated"), "{err}");
+    assert!(o.stdout.is_empty(), "nothing printed before the error");
+}
+
+#[test]
+fn rdann_prints_every_annotation() {
+    let Some(data) = testkit::shared_data("rdann_prints_every_annotation") else {
+        return;
+    };
+    let rec = data.join("cpsc2021/data_101_6");
+    let file = formats::wfdb::annotation::read_annotator(&rec, "atr").unwrap();
+    let out = ok(&["wfdb", "rdann", rec.to_str().unwrap(), "atr"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), file.annotations.len());
+    assert!(lines.iter().any(|l| l.ends_with(",+,0,0,0,(AFIB")), "{out}");
+    // The last rhythm change sits one past the last sample (a quirk of this record).
+    assert_eq!(*lines.last().unwrap(), "22355,+,0,0,0,(N");
+
+    // AFf records: every beat carries the literal aux text "None".
+    let out = ok(&[
+        "wfdb",
+        "rdann",
+        data.join("cpsc2021/data_8_2").to_str().unwrap(),
+        "atr",
+    ]);
+    assert!(
+        out.lines().next().unwrap().starts_with("0,+,0,0,0,(AFIB"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .filter(|l| l.contains(",N,"))
+            .all(|l| l.ends_with(",None"))
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "wfdb",
+        "rdann",
+        rec.to_str().unwrap(),
+        "atr",
+        "--json",
+    ]))
+    .unwrap();
+    let items = json.as_array().unwrap();
+    assert_eq!(items.len(), file.annotations.len());
+    assert_eq!(items.last().unwrap()["aux"], "(N");
+    assert_eq!(items.last().unwrap()["sample"], 22355);
+
+    let o = run(&["wfdb", "rdann", rec.to_str().unwrap(), "qrs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("data_101_6.qrs"));
+}
