@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use formats::wfdb::annotation::{self, Annotation, Definitions};
 use formats::wfdb::format::{self, Format};
 use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, write_record};
 
@@ -217,6 +218,71 @@ fn main() {
             p.as_secs_f64() * 1e3,
             ms(py_p),
             ratio(py_p, p),
+        );
+    }
+
+    // Annotation parsing: the real beat and rhythm files, and a day of beats (one every
+    // 0.83 s at 360 Hz, a rhythm change with an aux string every 200 beats).
+    let day_atr = tmp.path().join("day.atr");
+    let beats: Vec<Annotation> = (0..104_000i64)
+        .map(|k| {
+            let mut a = Annotation::new(k * 300 + 105, if k % 200 == 0 { 28 } else { 1 });
+            if k % 200 == 0 {
+                a.aux = Some(if k % 400 == 0 {
+                    b"(AFIB".to_vec()
+                } else {
+                    b"(N".to_vec()
+                });
+            }
+            a
+        })
+        .collect();
+    annotation::write(&day_atr, &beats, &Definitions::default()).unwrap();
+    let mut ann_sets: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    if let Some((_, records)) = sets.iter().find(|(l, _)| l.contains("CPSC")) {
+        ann_sets.push(("23 CPSC 2021 .atr files".into(), records.clone()));
+    }
+    ann_sets.push((
+        "a day of beats (104,000 annotations)".into(),
+        vec![tmp.path().join("day")],
+    ));
+    println!();
+    println!("| annotations | count | ours | wfdb-python rdann | ratio |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, records) in &ann_sets {
+        let count: usize = records
+            .iter()
+            .map(|r| {
+                annotation::read_annotator(r, "atr")
+                    .unwrap()
+                    .annotations
+                    .len()
+            })
+            .sum();
+        let ours = time(|| {
+            records
+                .iter()
+                .map(|r| {
+                    annotation::read_annotator(r, "atr")
+                        .unwrap()
+                        .annotations
+                        .len()
+                })
+                .sum::<usize>()
+        });
+        let list = records
+            .iter()
+            .map(|r| r.to_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(",");
+        let py = python
+            .as_ref()
+            .and_then(|py| python_medians(py, &[format!("rdann:{list}:atr")])[0]);
+        println!(
+            "| {label} | {count} | {:.2} ms | {} | {} |",
+            ours.as_secs_f64() * 1e3,
+            py.map_or("n/a".into(), |s| format!("{:.1} ms", s * 1e3)),
+            py.map_or("n/a".into(), |s| format!("{:.0}×", s / ours.as_secs_f64())),
         );
     }
 
