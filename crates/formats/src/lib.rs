@@ -2,8 +2,8 @@
 //!
 //! - [`wfdb`]: WFDB headers, signal files (formats 8, 16, 24, 32, 61, 80, 160, 212, 310,
 //!   311) and MIT-format annotation files, read and written as the WFDB library does.
-//! - [`mat`]: MATLAB `.mat` files, level 4 numeric matrices and the level-5 subset the
-//!   P300 speller data needs (structs of double matrices, compressed elements).
+//! - [`mat`]: MATLAB `.mat` files: level 4 (read and write) and level 5 (read: numeric,
+//!   logical, char, struct and cell arrays, compressed elements, both byte orders).
 //! - [`wav`]: PCM WAV files (phonocardiograms), via `hound`.
 //! - [`circor`]: CirCor DigiScope patient files (`.txt`) and segmentations (`.tsv`).
 //!
@@ -14,6 +14,6 @@
 //! plain vectors and back.
 
 // pub mod circor;
-// pub mod mat;
+pub mod mat;
 // pub mod wav;
 pub mod wfdb;
