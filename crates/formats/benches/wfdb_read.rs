@@ -174,6 +174,18 @@ fn main() {
             "23 CPSC 2021 records (format 16, 2×200 Hz, 102 min)".into(),
             names.lines().map(|n| dir.join(n.trim())).collect(),
         ));
+        let dir = data.join("circor2022/training_data");
+        let mut wavs: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "hea"))
+            .map(|p| p.with_extension(""))
+            .collect();
+        wavs.sort();
+        sets.push((
+            "121 CirCor recordings (WAV via 16+44, 4 kHz, 40 min)".into(),
+            wavs,
+        ));
     }
     sets.push((
         "24 h record (format 212, 2×360 Hz)".into(),
