@@ -69,18 +69,7 @@ fn write_day_record(dir: &Path) -> PathBuf {
         s.description = Some(name.into());
         s
     };
-    let line = RecordLine {
-        name: "day".into(),
-        n_segments: None,
-        n_signals: 2,
-        fs: Some(360.0),
-        counter_freq: None,
-        base_counter: None,
-        sig_len: None,
-        base_time: None,
-        base_date: None,
-        date_before_time: false,
-    };
+    let line = RecordLine::new("day", 360.0);
     write_record(
         dir,
         &line,

@@ -10,9 +10,8 @@ use formats::wav::{Encoding, Samples, Wav, encode_pcm16, write_pcm16};
 use serde_json::{Value, json};
 
 struct Oracle {
-    python: PathBuf,
-    dir: tempfile::TempDir,
-    jobs: Vec<Value>,
+    batch: testkit::OracleBatch,
+    ids: Vec<String>,
 }
 
 /// What scipy read: metadata and the samples (int64, or float32 bits).
@@ -24,45 +23,34 @@ struct Read {
 
 impl Oracle {
     fn new(test: &str) -> Option<Oracle> {
-        let python = testkit::oracle_python(test)?;
         Some(Oracle {
-            python,
-            dir: tempfile::tempdir().unwrap(),
-            jobs: Vec::new(),
+            batch: testkit::OracleBatch::new(test, "wav_oracle.py")?,
+            ids: Vec::new(),
         })
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.batch.scratch().join(name)
     }
 
     fn read(&mut self, id: &str, path: &Path) {
-        self.jobs
+        self.ids.push(id.to_string());
+        self.batch
             .push(json!({"id": id, "read": path.to_str().unwrap()}));
     }
 
     fn make(&mut self, id: &str, spec: Value) {
-        self.jobs.push(json!({"id": id, "make": spec}));
+        self.ids.push(id.to_string());
+        self.batch.push(json!({"id": id, "make": spec}));
     }
 
     fn run(&mut self) -> BTreeMap<String, Read> {
-        let jobs = self.path("jobs.json");
-        std::fs::write(&jobs, serde_json::to_vec(&self.jobs).unwrap()).unwrap();
-        let out = self.path("out");
-        std::fs::create_dir_all(&out).unwrap();
-        testkit::run_oracle(
-            &self.python,
-            "wav_oracle.py",
-            &[jobs.to_str().unwrap(), out.to_str().unwrap()],
-        );
+        let out = self.batch.run();
         let mut results = BTreeMap::new();
-        for job in self.jobs.drain(..) {
-            let id = job["id"].as_str().unwrap().to_string();
-            let meta: Value =
-                serde_json::from_slice(&std::fs::read(out.join(format!("{id}.json"))).unwrap())
-                    .unwrap();
+        for id in self.ids.drain(..) {
+            let meta = out.meta(&id);
             assert!(meta.get("error").is_none(), "oracle job {id}: {meta}");
-            let bin = std::fs::read(out.join(format!("{id}.bin"))).unwrap_or_default();
+            let bin = out.bytes(&id, "bin");
             let float = meta["dtype"].as_str().is_some_and(|d| d.contains('f'));
             let (mut ints, mut floats) = (Vec::new(), Vec::new());
             if float {

@@ -201,18 +201,7 @@ fn bad_layouts_and_ranges() {
 #[test]
 fn writer_refuses_what_cannot_be_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let line = RecordLine {
-        name: "w".into(),
-        n_segments: None,
-        n_signals: 0,
-        fs: None,
-        counter_freq: None,
-        base_counter: None,
-        sig_len: None,
-        base_time: None,
-        base_date: None,
-        date_before_time: false,
-    };
+    let line = RecordLine::new("w", 250.0);
     let write1 = |format: Format, samples: &[i32]| {
         let sig = [WriteSignal {
             spec: SignalSpec::new("w.dat", format),
@@ -381,8 +370,7 @@ proptest! {
             }).collect()
         }).collect();
         let ws: Vec<WriteSignal> = specs.iter().zip(&data).map(|(s, d)| WriteSignal { spec: s.clone(), samples: d }).collect();
-        let line = RecordLine { name: "rt".into(), n_segments: None, n_signals: 0, fs: Some(500.0), counter_freq: None,
-            base_counter: None, sig_len: None, base_time: None, base_date: None, date_before_time: false };
+        let line = RecordLine::new("rt", 500.0);
         let written = write_record(dir.path(), &line, &ws, &[" c".into()]).unwrap();
         let rec = Record::open(dir.path().join("rt")).unwrap();
         prop_assert_eq!(&rec.header, &written);

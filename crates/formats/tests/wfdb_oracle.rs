@@ -16,9 +16,8 @@ use formats::wfdb::{
 use serde_json::{Value, json};
 
 struct Oracle {
-    python: PathBuf,
-    dir: tempfile::TempDir,
-    jobs: Vec<Value>,
+    batch: testkit::OracleBatch,
+    ids: Vec<String>,
 }
 
 /// What wfdb-python read for one job.
@@ -30,11 +29,9 @@ struct OracleRead {
 
 impl Oracle {
     fn new(test: &str) -> Option<Oracle> {
-        let python = testkit::oracle_python(test)?;
         Some(Oracle {
-            python,
-            dir: tempfile::tempdir().unwrap(),
-            jobs: Vec::new(),
+            batch: testkit::OracleBatch::new(test, "wfdb_oracle.py")?,
+            ids: Vec::new(),
         })
     }
 
@@ -46,64 +43,51 @@ impl Oracle {
         to: Option<u64>,
         channels: Option<&[usize]>,
     ) {
-        self.jobs.push(json!({
+        self.ids.push(id.to_string());
+        self.batch.push(json!({
             "id": id, "record": record.to_str().unwrap(),
             "from": from, "to": to, "channels": channels,
         }));
     }
 
     fn write(&mut self, id: &str, spec: Value) {
-        self.jobs.push(json!({"id": id, "write": spec}));
+        self.ids.push(id.to_string());
+        self.batch.push(json!({"id": id, "write": spec}));
     }
 
     /// Runs every queued job in one Python process and returns the results by id.
     fn run(&mut self) -> BTreeMap<String, OracleRead> {
-        let jobs = self.dir.path().join("jobs.json");
-        std::fs::write(&jobs, serde_json::to_vec(&self.jobs).unwrap()).unwrap();
-        let out = self.dir.path().join("out");
-        std::fs::create_dir_all(&out).unwrap();
-        testkit::run_oracle(
-            &self.python,
-            "wfdb_oracle.py",
-            &[jobs.to_str().unwrap(), out.to_str().unwrap()],
-        );
+        let out = self.batch.run();
         let mut results = BTreeMap::new();
-        for job in self.jobs.drain(..) {
-            let id = job["id"].as_str().unwrap().to_string();
-            let meta: Value =
-                serde_json::from_slice(&std::fs::read(out.join(format!("{id}.json"))).unwrap())
-                    .unwrap();
-            let split = |ext: &str, lens: &Value, width: usize| -> Vec<Vec<u8>> {
-                let bytes = std::fs::read(out.join(format!("{id}.{ext}"))).unwrap_or_default();
-                let mut pos = 0;
+        for id in self.ids.drain(..) {
+            let meta = out.meta(&id);
+            // Signals are stored one after another; the lengths say where each ends.
+            let split = |ext: &str, lens: &Value| -> Vec<Vec<[u8; 8]>> {
+                let words: Vec<[u8; 8]> = out
+                    .bytes(&id, ext)
+                    .chunks_exact(8)
+                    .map(|c| c.try_into().unwrap())
+                    .collect();
+                let mut rest = &words[..];
                 lens.as_array()
                     .map(|l| {
                         l.iter()
                             .map(|n| {
-                                let n = n.as_u64().unwrap() as usize * width;
-                                let v = bytes[pos..pos + n].to_vec();
-                                pos += n;
-                                v
+                                let (a, b) = rest.split_at(n.as_u64().unwrap() as usize);
+                                rest = b;
+                                a.to_vec()
                             })
                             .collect()
                     })
                     .unwrap_or_default()
             };
-            let digital = split("d", &meta["digital_len"], 8)
+            let digital = split("d", &meta["digital_len"])
                 .into_iter()
-                .map(|b| {
-                    b.chunks_exact(8)
-                        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
-                        .collect()
-                })
+                .map(|s| s.into_iter().map(i64::from_le_bytes).collect())
                 .collect();
-            let physical = split("p", &meta["physical_len"], 8)
+            let physical = split("p", &meta["physical_len"])
                 .into_iter()
-                .map(|b| {
-                    b.chunks_exact(8)
-                        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-                        .collect()
-                })
+                .map(|s| s.into_iter().map(f64::from_le_bytes).collect())
                 .collect();
             results.insert(
                 id,
@@ -484,18 +468,7 @@ fn spec(file: &str, format: Format, spf: u32, k: usize) -> SignalSpec {
 }
 
 fn record_line(name: &str) -> RecordLine {
-    RecordLine {
-        name: name.to_string(),
-        n_segments: None,
-        n_signals: 0,
-        fs: Some(360.0),
-        counter_freq: None,
-        base_counter: None,
-        sig_len: None,
-        base_time: None,
-        base_date: None,
-        date_before_time: false,
-    }
+    RecordLine::new(name, 360.0)
 }
 
 /// Records we write, in every format, read back by wfdb-python: odd signal counts (which

@@ -89,3 +89,81 @@ pub fn run_oracle(python: &Path, script: &str, args: &[&str]) -> Vec<u8> {
     }
     out.stdout
 }
+
+/// A batch of jobs for an oracle script with the `SCRIPT JOBS.json OUTDIR` protocol: the
+/// script reads a JSON list of jobs, each with an `"id"`, and writes `OUTDIR/<id>.json`
+/// plus any `OUTDIR/<id>.<ext>` data files. One Python process runs the whole batch.
+pub struct OracleBatch {
+    python: PathBuf,
+    script: &'static str,
+    dir: tempfile::TempDir,
+    jobs: Vec<serde_json::Value>,
+}
+
+/// The outputs of a batch that ran.
+pub struct OracleOutputs {
+    out: PathBuf,
+}
+
+impl OracleBatch {
+    /// `None` (after printing why) when the oracle is absent and not required.
+    pub fn new(test: &str, script: &'static str) -> Option<OracleBatch> {
+        Some(OracleBatch {
+            python: oracle_python(test)?,
+            script,
+            dir: tempfile::tempdir().expect("a temporary folder"),
+            jobs: Vec::new(),
+        })
+    }
+
+    /// A scratch folder that lives as long as the batch (for files the jobs read).
+    pub fn scratch(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn push(&mut self, job: serde_json::Value) {
+        assert!(
+            job["id"].is_string(),
+            "an oracle job needs a string id: {job}"
+        );
+        self.jobs.push(job);
+    }
+
+    /// Runs the queued jobs (the queue empties) and returns their outputs.
+    pub fn run(&mut self) -> OracleOutputs {
+        let n = self.dir.path().read_dir().map_or(0, |d| d.count());
+        let jobs = self.dir.path().join(format!("jobs{n}.json"));
+        let out = self.dir.path().join(format!("out{n}"));
+        std::fs::create_dir_all(&out).expect("create the oracle output folder");
+        std::fs::write(
+            &jobs,
+            serde_json::to_vec(&self.jobs).expect("jobs serialize"),
+        )
+        .expect("write the oracle jobs");
+        self.jobs.clear();
+        run_oracle(
+            &self.python,
+            self.script,
+            &[
+                jobs.to_str().expect("UTF-8 path"),
+                out.to_str().expect("UTF-8 path"),
+            ],
+        );
+        OracleOutputs { out }
+    }
+}
+
+impl OracleOutputs {
+    /// The JSON the script wrote for job `id`.
+    pub fn meta(&self, id: &str) -> serde_json::Value {
+        let path = self.out.join(format!("{id}.json"));
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("the oracle wrote no {}: {e}", path.display()));
+        serde_json::from_slice(&bytes).expect("the oracle writes JSON")
+    }
+
+    /// The data file `<id>.<ext>` the script wrote, empty when it wrote none.
+    pub fn bytes(&self, id: &str, ext: &str) -> Vec<u8> {
+        std::fs::read(self.out.join(format!("{id}.{ext}"))).unwrap_or_default()
+    }
+}

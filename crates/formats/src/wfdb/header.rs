@@ -52,6 +52,23 @@ pub struct RecordLine {
 }
 
 impl RecordLine {
+    /// A single-segment record line with the sampling frequency and nothing else (the
+    /// writer fills in the number of signals and of frames).
+    pub fn new(name: impl Into<String>, fs: f64) -> RecordLine {
+        RecordLine {
+            name: name.into(),
+            n_segments: None,
+            n_signals: 0,
+            fs: Some(fs),
+            counter_freq: None,
+            base_counter: None,
+            sig_len: None,
+            base_time: None,
+            base_date: None,
+            date_before_time: false,
+        }
+    }
+
     /// Frames per second, with the WFDB default of 250 when absent.
     pub fn effective_fs(&self) -> f64 {
         self.fs.unwrap_or(DEFAULT_FS)
