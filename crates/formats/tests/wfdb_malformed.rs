@@ -382,3 +382,195 @@ proptest! {
         }
     }
 }
+
+/// Review findings: headers alone must not be able to exhaust memory.
+#[test]
+fn headers_cannot_ask_for_unbounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // Many null signals: each small, together too much for one read.
+    let mut h = String::from("rec 200 250 5000000\n");
+    for _ in 0..200 {
+        h.push_str("~ 0\n");
+    }
+    write(dir.path(), "rec.hea", h.as_bytes());
+    assert_mentions(
+        &error_of(dir.path()),
+        &["rec.hea", "200 signals", "shorter range"],
+    );
+    let rec = Record::open(dir.path().join("rec")).unwrap();
+    let part = rec
+        .read(&ReadOptions {
+            from: 0,
+            to: Some(10),
+            signals: None,
+        })
+        .unwrap();
+    assert_eq!(part.signals.len(), 200);
+
+    // A segment named on thousands of lines is opened once and shared.
+    write(
+        dir.path(),
+        "seg.hea",
+        b"seg 2 250 3\nseg.dat 16\nseg.dat 16\n",
+    );
+    write(dir.path(), "seg.dat", &[1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0]);
+    let mut h = String::from("rec/5000 2 250 15000\n");
+    for _ in 0..5000 {
+        h.push_str("seg 3\n");
+    }
+    write(dir.path(), "rec.hea", h.as_bytes());
+    let rec = Record::open(dir.path().join("rec")).unwrap();
+    let s = rec
+        .read(&ReadOptions {
+            from: 2,
+            to: Some(5),
+            signals: Some(vec![1]),
+        })
+        .unwrap();
+    assert_eq!(s.signals[0].digital, [6, 2, 4]);
+
+    // A header file of absurd size is refused before it is parsed.
+    let big = vec![b'#'; (formats::wfdb::MAX_HEADER_BYTES + 1) as usize];
+    write(dir.path(), "rec.hea", &big);
+    assert_mentions(&error_of(dir.path()), &["rec.hea", "larger than"]);
+}
+
+#[test]
+fn segments_must_have_the_record_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "sa.hea", b"sa 1 250 3\nsa.dat 16\n");
+    write(dir.path(), "sa.dat", &[0u8; 6]);
+    // Fixed layout: every segment has all the record's signals.
+    write(dir.path(), "rec.hea", b"rec/2 3 250 5\nsa 3\n~ 2\n");
+    assert_mentions(
+        &error_of(dir.path()),
+        &["rec.hea", "3 signals", "fixed-layout segment \"sa\" has 1"],
+    );
+    // Variable layout: the layout segment lists them all.
+    write(
+        dir.path(),
+        "lay.hea",
+        b"lay 2 250 0\n~ 0 200 12 0 0 0 0 I\n~ 0 200 12 0 0 0 0 II\n",
+    );
+    write(dir.path(), "rec.hea", b"rec/2 3 250 3\nlay 0\nsa 3\n");
+    assert_mentions(&error_of(dir.path()), &["layout segment \"lay\" has 2"]);
+    // No segment describes the signals the record line claims (found by fuzzing).
+    write(dir.path(), "rec.hea", b"rec/0 29512951\n");
+    assert_mentions(
+        &error_of(dir.path()),
+        &["29512951 signals", "no segment describes them"],
+    );
+    write(dir.path(), "rec.hea", b"rec/1 2 250 5\n~ 5\n");
+    assert_mentions(
+        &error_of(dir.path()),
+        &["2 signals", "no segment describes them"],
+    );
+}
+
+#[test]
+fn zero_sampling_frequency_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "rec.hea", b"rec 1 0 10\nrec.dat 16\n");
+    assert_mentions(
+        &error_of(dir.path()),
+        &["rec.hea", "line 1", "not positive"],
+    );
+}
+
+/// Skew is given in samples and read with a resolution of one frame, rounded, as the
+/// WFDB library's readheader does; with one sample per frame, samples are frames.
+#[test]
+fn skew_in_samples_rounds_to_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0i16..8).flat_map(|v| v.to_le_bytes()).collect();
+    write(dir.path(), "sk.dat", &data);
+    // (skew in samples, first frame read, frames taken from past the end)
+    for (skew, frame0, past_end) in [
+        (0, [0, 1], 0),
+        (1, [2, 3], 1),
+        (2, [2, 3], 1),
+        (3, [4, 5], 2),
+    ] {
+        write(
+            dir.path(),
+            "rec.hea",
+            format!("rec 1 250 4\nsk.dat 16x2:{skew}\n").as_bytes(),
+        );
+        let rec = Record::open(dir.path().join("rec")).unwrap();
+        let s = rec.read(&ReadOptions::default()).unwrap();
+        assert_eq!(s.signals[0].digital[..2], frame0, "skew {skew}");
+        // Samples from past the end of the record read as invalid.
+        let p = s.signals[0].physical();
+        let nan = p.iter().filter(|v| v.is_nan()).count();
+        assert_eq!(nan, past_end * 2, "skew {skew}: {p:?}");
+        assert!(p[8 - nan..].iter().all(|v| v.is_nan()));
+    }
+}
+
+/// Format 8 has no invalid value of its own; samples past the end of a skewed format 8
+/// signal are still invalid (NaN in physical units).
+#[test]
+fn format_8_skew_padding_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "rec.hea",
+        b"rec 2 250 4\nf8.dat 8:2 100 8 0 10\nf8.dat 8 100 8 0 20\n",
+    );
+    write(dir.path(), "f8.dat", &[1, 1, 1, 1, 1, 1, 1, 1]);
+    let rec = Record::open(dir.path().join("rec")).unwrap();
+    let s = rec.read(&ReadOptions::default()).unwrap();
+    assert_eq!(s.signals[0].digital[..2], [13, 14]);
+    let p = s.signals[0].physical();
+    assert_eq!(p[..2], [0.13, 0.14]);
+    assert!(p[2].is_nan() && p[3].is_nan(), "{p:?}");
+    assert_eq!(s.signals[1].digital, [21, 22, 23, 24]);
+}
+
+#[test]
+fn writer_refuses_headers_it_could_not_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = RecordLine::new("w", 250.0);
+    let samples = [1, 2, 3];
+    let attempt = |edit: &dyn Fn(&mut SignalSpec)| {
+        let mut spec = SignalSpec::new("w.dat", Format::F16);
+        edit(&mut spec);
+        let sig = [WriteSignal {
+            spec,
+            samples: &samples,
+        }];
+        write_record(dir.path(), &line, &sig, &[])
+            .unwrap_err()
+            .to_string()
+    };
+    assert_mentions(
+        &attempt(&|s| s.samples_per_frame = Some(0)),
+        &["signal 0", "at least 1"],
+    );
+    assert_mentions(
+        &attempt(&|s| s.file_name = "w 2.dat".into()),
+        &["file name", "white space"],
+    );
+    assert_mentions(
+        &attempt(&|s| s.description = Some("a\nb".into())),
+        &["description", "line break"],
+    );
+    assert_mentions(
+        &attempt(&|s| s.adc_gain = Some(f64::NAN)),
+        &["gain", "finite"],
+    );
+    assert_mentions(
+        &attempt(&|s| s.units = Some("m V".into())),
+        &["units", "white space"],
+    );
+    // Nothing was written by the refused attempts.
+    assert!(!dir.path().join("w.hea").exists() && !dir.path().join("w.dat").exists());
+    let sig = [WriteSignal {
+        spec: SignalSpec::new("w.dat", Format::F16),
+        samples: &samples,
+    }];
+    let msg = write_record(dir.path(), &line, &sig, &["two\nlines".into()])
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&msg, &["comment", "line break"]);
+}

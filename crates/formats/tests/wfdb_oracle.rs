@@ -860,3 +860,33 @@ fn multi_segment_records_match_the_oracle() {
         assert_same_samples(&key, &ours, &results[&key], digital);
     }
 }
+
+/// The header's skew is in samples; the WFDB library reads it in frames, rounded
+/// (`readheader`: `skew/spf + 0.5`). wfdb-python takes it as frames. They agree at one
+/// sample per frame (covered above) and differ above; we follow the library.
+#[test]
+fn skew_with_several_samples_per_frame_follows_the_wfdb_library() {
+    let test = "skew_with_several_samples_per_frame_follows_the_wfdb_library";
+    let Some(mut oracle) = Oracle::new(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0i16..40).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("sk.dat"), data).unwrap();
+    std::fs::write(
+        dir.path().join("sk.hea"),
+        "sk 1 250 20\nsk.dat 16x2:2 200 16 0 0\n",
+    )
+    .unwrap();
+    oracle.read("sk", &dir.path().join("sk"), 0, None, None);
+    let results = oracle.run();
+    let ours = read_all(&Record::open(dir.path().join("sk")).unwrap());
+    // Ours: 2 samples of skew = 1 frame, so frame 0 holds stored samples 2 and 3.
+    assert_eq!(ours.signals[0].digital[..2], [2, 3]);
+    // wfdb-python: 2 frames, so frame 0 holds stored samples 4 and 5.
+    assert_eq!(
+        results["sk"].digital[0][..2],
+        [4, 5],
+        "wfdb-python's skew changed"
+    );
+}

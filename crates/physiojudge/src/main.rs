@@ -64,6 +64,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<output::UsageError>() => {
+            let _ = out.flush();
+            eprintln!("physiojudge: usage error: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             let _ = out.flush();
             eprintln!("physiojudge: error: {e:#}");

@@ -2,6 +2,19 @@
 
 use std::io;
 
+/// A usage error found after argument parsing (an option value that contradicts
+/// another): reported like clap's errors, with exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Whether an error is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use formats::wfdb::{ReadOptions, Record, SignalData, annotation};
+use formats::wfdb::{Format, ReadOptions, Record, SignalData, annotation};
+
+use crate::output::UsageError;
 
 use crate::output::csv_field;
 
@@ -78,10 +80,10 @@ fn duration(frames: u64, fs: f64) -> String {
     if fs <= 0.0 {
         return "unknown".into();
     }
-    let secs = frames as f64 / fs;
-    let (h, rem) = ((secs / 3600.0).floor(), secs % 3600.0);
-    let (m, s) = ((rem / 60.0).floor(), rem % 60.0);
-    format!("{}:{:02}:{:06.3}", h as u64, m as u64, s)
+    // Round once, to milliseconds, so that 59.9996 s prints as 0:01:00.000.
+    let ms = (frames as f64 / fs * 1000.0).round() as u64;
+    let (h, m, s, ms) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+    format!("{h}:{m:02}:{s:02}.{ms:03}")
 }
 
 fn info(a: &InfoArgs, out: &mut dyn Write) -> Result<()> {
@@ -179,52 +181,88 @@ fn info(a: &InfoArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// One value of a frame: the sample, or the mean of the frame's samples.
-fn frame_values(s: &SignalData, physical: bool) -> Vec<String> {
+/// Frames read and printed at a time, so that printing a record needs memory for one
+/// chunk, not for the whole record.
+const RDSAMP_CHUNK_FRAMES: u64 = 1 << 16;
+
+/// Appends one frame's value of a signal: the sample, or the mean of the frame's samples
+/// (digital: the sum divided by the count, truncated toward zero, as wfdb-python does).
+fn push_value(line: &mut String, s: &SignalData, physical: &[f64], frame: usize) {
+    use std::fmt::Write as _;
     let spf = s.samples_per_frame.max(1) as usize;
-    if physical {
-        s.physical()
-            .chunks(spf)
-            .map(|c| {
-                let v = c.iter().sum::<f64>() / spf as f64;
-                if v.is_nan() {
-                    "NaN".into()
-                } else {
-                    v.to_string()
-                }
-            })
-            .collect()
+    let range = frame * spf..(frame + 1) * spf;
+    if !physical.is_empty() {
+        let v = physical[range].iter().sum::<f64>() / spf as f64;
+        if v.is_nan() {
+            line.push_str("NaN");
+        } else {
+            let _ = write!(line, "{v}");
+        }
     } else if spf == 1 {
-        s.digital.iter().map(i32::to_string).collect()
+        let _ = write!(line, "{}", s.digital[frame]);
     } else {
-        s.frame_means_digital().iter().map(i64::to_string).collect()
+        let sum: i64 = s.digital[range].iter().map(|&v| v as i64).sum();
+        let _ = write!(line, "{}", sum / spf as i64);
     }
 }
 
 fn rdsamp(a: &RdsampArgs, out: &mut dyn Write) -> Result<()> {
-    let rec = open(&a.record)?;
-    let signals = rec.read(&ReadOptions {
-        from: a.from,
-        to: a.to,
-        signals: a.signals.clone(),
-    })?;
-    let columns: Vec<Vec<String>> = signals
-        .signals
-        .iter()
-        .map(|s| frame_values(s, a.physical))
-        .collect();
-    let mut line = String::new();
-    for t in 0..signals.frames as usize {
-        line.clear();
-        line.push_str(&(signals.from + t as u64).to_string());
-        for c in &columns {
-            line.push(',');
-            line.push_str(&c[t]);
-        }
-        line.push('\n');
-        out.write_all(line.as_bytes())?;
+    if let Some(to) = a.to
+        && to < a.from
+    {
+        return Err(UsageError(format!("--to {to} is before --from {}", a.from)).into());
     }
-    Ok(())
+    let rec = open(&a.record)?;
+    let end = match a.to {
+        Some(to) => to,
+        None => rec.sig_len()?,
+    };
+    // Format 8 stores differences, so every read sums from the start of its file: read
+    // such records in one piece rather than summing again for every chunk.
+    let chunk = if rec.signal_specs().iter().any(|s| s.format == Format::F8) {
+        end.saturating_sub(a.from).max(1)
+    } else {
+        RDSAMP_CHUNK_FRAMES
+    };
+    let mut warned = false;
+    let mut line = String::new();
+    let mut from = a.from;
+    loop {
+        let to = end.min(from.saturating_add(chunk));
+        let part = rec.read(&ReadOptions {
+            from,
+            to: Some(to),
+            signals: a.signals.clone(),
+        })?;
+        if !a.physical && !warned && part.signals.iter().any(|s| !s.has_uniform_calibration()) {
+            tracing::warn!(
+                "{}: segments store some signals with different gains or baselines, so their \
+                 digital values are not comparable across segments; --physical converts each \
+                 segment with its own calibration",
+                a.record.display()
+            );
+            warned = true;
+        }
+        let physical: Vec<Vec<f64>> = part
+            .signals
+            .iter()
+            .map(|s| if a.physical { s.physical() } else { Vec::new() })
+            .collect();
+        for t in 0..part.frames as usize {
+            line.clear();
+            line.push_str(&(from + t as u64).to_string());
+            for (s, p) in part.signals.iter().zip(&physical) {
+                line.push(',');
+                push_value(&mut line, s, p, t);
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
+        if to >= end {
+            return Ok(());
+        }
+        from = to;
+    }
 }
 
 fn rdann(a: &RdannArgs, out: &mut dyn Write) -> Result<()> {
@@ -278,4 +316,17 @@ fn rdann(a: &RdannArgs, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_round_once() {
+        assert_eq!(duration(22355, 200.0), "0:01:51.775");
+        assert_eq!(duration(599_999, 10_000.0), "0:01:00.000");
+        assert_eq!(duration(24 * 3600 * 360, 360.0), "24:00:00.000");
+        assert_eq!(duration(5, 0.0), "unknown");
+    }
 }

@@ -122,9 +122,22 @@ fn rdsamp_prints_the_samples() {
             }
         }
     }
-    // The whole record, every frame.
-    let out = ok(&["wfdb", "rdsamp", p]);
-    assert_eq!(out.lines().count() as u64, rec.sig_len().unwrap());
+    // A whole record longer than the chunks rdsamp prints in: every frame, every value.
+    let long = data.join("cpsc2021/data_0_1");
+    let rec = Record::open(&long).unwrap();
+    let all = rec.read(&ReadOptions::default()).unwrap();
+    assert!(all.frames > 3 * 65536);
+    let out = ok(&["wfdb", "rdsamp", long.to_str().unwrap()]);
+    let mut n = 0;
+    for (t, line) in out.lines().enumerate() {
+        let want = format!(
+            "{t},{},{}",
+            all.signals[0].digital[t], all.signals[1].digital[t]
+        );
+        assert_eq!(line, want);
+        n += 1;
+    }
+    assert_eq!(n as u64, all.frames);
 }
 
 #[test]
@@ -157,6 +170,18 @@ fn exit_codes() {
     assert_eq!(o.status.code(), Some(2));
     let o = run(&["wfdb", "rdsamp", "x", "--from", "minus-one"]);
     assert_eq!(o.status.code(), Some(2));
+    // Options that contradict each other are usage errors too, found before any file is read.
+    let o = run(&[
+        "wfdb",
+        "rdsamp",
+        "/nonexistent/rec",
+        "--from",
+        "5",
+        "--to",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--to 2 is before --from 5"));
 
     for args in [
         &["--help"][..],

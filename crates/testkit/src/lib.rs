@@ -98,6 +98,7 @@ pub struct OracleBatch {
     script: &'static str,
     dir: tempfile::TempDir,
     jobs: Vec<serde_json::Value>,
+    runs: usize,
 }
 
 /// The outputs of a batch that ran.
@@ -113,6 +114,7 @@ impl OracleBatch {
             script,
             dir: tempfile::tempdir().expect("a temporary folder"),
             jobs: Vec::new(),
+            runs: 0,
         })
     }
 
@@ -131,10 +133,16 @@ impl OracleBatch {
 
     /// Runs the queued jobs (the queue empties) and returns their outputs.
     pub fn run(&mut self) -> OracleOutputs {
-        let n = self.dir.path().read_dir().map_or(0, |d| d.count());
-        let jobs = self.dir.path().join(format!("jobs{n}.json"));
-        let out = self.dir.path().join(format!("out{n}"));
+        self.runs += 1;
+        let jobs = self
+            .dir
+            .path()
+            .join(format!(".oracle-jobs-{}.json", self.runs));
+        let out = self.dir.path().join(format!(".oracle-out-{}", self.runs));
         std::fs::create_dir_all(&out).expect("create the oracle output folder");
+        if self.jobs.is_empty() {
+            return OracleOutputs { out };
+        }
         std::fs::write(
             &jobs,
             serde_json::to_vec(&self.jobs).expect("jobs serialize"),

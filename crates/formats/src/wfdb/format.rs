@@ -140,11 +140,6 @@ impl Format {
         }
     }
 
-    /// Whether a read may start at any sample (one sample per group).
-    pub fn is_byte_aligned(self) -> bool {
-        self.group().0 == 1
-    }
-
     /// Bytes that hold `n` samples starting at a group boundary, as written by the WFDB
     /// library (a partial last group is stored in fewer bytes; see specs/wfdb.md).
     pub fn bytes_written(self, n: u64) -> u64 {
@@ -195,12 +190,18 @@ impl Format {
     }
 }
 
-/// Decodes `out.len()` samples from `bytes`, which start at a packing-group boundary.
-/// Format 8 yields the raw differences; the caller accumulates them per signal.
-///
-/// The caller guarantees `bytes.len() >= format.bytes_needed(out.len())`.
-pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) {
-    debug_assert!(bytes.len() as u64 >= format.bytes_needed(out.len() as u64));
+/// Decodes samples from `bytes`, which start at a packing-group boundary, into `out`, and
+/// returns how many it decoded: `out.len()`, or fewer when `bytes` holds fewer (the rest
+/// of `out` is left as it was). Format 8 yields the raw differences; the caller
+/// accumulates them per signal. A null signal decodes `out.len()` invalid samples.
+pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
+    let n = if format == Format::Null {
+        out.len()
+    } else {
+        out.len()
+            .min(format.samples_in(bytes.len() as u64) as usize)
+    };
+    let out = &mut out[..n];
     match format {
         Format::Null => out.fill(GENERIC_INVALID),
         Format::F8 => {
@@ -243,6 +244,7 @@ pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) {
         Format::F310 => decode_310(bytes, out),
         Format::F311 => decode_311(bytes, out),
     }
+    n
 }
 
 /// Sign-extends the low `bits` bits of `v`.
@@ -473,11 +475,13 @@ mod tests {
 
         #[test]
         fn decode_any_bytes_in_range(format in prop::sample::select(&Format::ALL[..]), bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            // Asking for more samples than the bytes hold decodes what they hold.
             let n = format.samples_in(bytes.len() as u64) as usize;
-            let mut out = vec![0; n];
-            decode(format, &bytes, &mut out);
+            let mut out = vec![0; n + 3];
+            let got = decode(format, &bytes, &mut out);
+            prop_assert_eq!(got, if format == Format::Null { n + 3 } else { n });
             let (lo, hi) = if format == Format::F8 { (-128, 127) } else { format.range() };
-            prop_assert!(out.iter().all(|&v| (lo..=hi).contains(&v)));
+            prop_assert!(out[..got].iter().all(|&v| (lo..=hi).contains(&v)));
         }
     }
 }

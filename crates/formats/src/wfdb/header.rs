@@ -491,8 +491,11 @@ fn parse_record_line(line: &str) -> Result<RecordLine, WfdbErrorKind> {
             None => (t, None),
         };
         let fs = parse_float(fs_text, "sampling frequency")?;
-        if fs < 0.0 {
-            return Err(bad(format!("sampling frequency {fs_text:?} is negative")));
+        // The WFDB library refuses a frequency that is not positive.
+        if fs <= 0.0 {
+            return Err(bad(format!(
+                "sampling frequency {fs_text:?} is not positive"
+            )));
         }
         record.fs = Some(fs);
         if let Some(counter) = counter {

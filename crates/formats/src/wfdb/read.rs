@@ -1,19 +1,25 @@
 //! Reading WFDB records: header, then the samples of the selected signals over a range of
 //! frames, from one or several signal files, single- or multi-segment.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::format::{self, Format, GENERIC_INVALID};
 use super::header::{Header, SignalSpec};
 use super::{WfdbError, WfdbErrorKind};
 
-/// Most samples of one signal a single read returns (4 GiB of `i32`): a header that claims
-/// more (easy for null signals and segments, which no file bytes back) is refused rather
-/// than allowed to exhaust memory. Longer records are read in several ranges.
-pub const MAX_READ_SAMPLES: u64 = 1 << 30;
+/// Most samples one read returns, all selected signals together (1 GiB of `i32`). A header
+/// can claim any length, and null signals and segments have no file bytes behind them, so
+/// a read that would need more is refused rather than allowed to exhaust memory. Longer
+/// records are read in several ranges.
+pub const MAX_READ_SAMPLES: u64 = 1 << 28;
+
+/// Largest header file read (the longest real headers are a few hundred KiB).
+pub const MAX_HEADER_BYTES: u64 = 16 << 20;
 
 /// Which part of a record to read.
 #[derive(Debug, Clone, Default)]
@@ -80,16 +86,6 @@ impl SignalData {
             (w[0].gain, w[0].baseline, w[0].invalid) == (w[1].gain, w[1].baseline, w[1].invalid)
         })
     }
-
-    /// The frame means of a signal with several samples per frame (digital values: the
-    /// sum divided by the count, truncated toward zero, as wfdb-python's `smooth_frames`).
-    pub fn frame_means_digital(&self) -> Vec<i64> {
-        let spf = self.samples_per_frame.max(1) as usize;
-        self.digital
-            .chunks(spf)
-            .map(|c| c.iter().map(|&v| v as i64).sum::<i64>() / spf as i64)
-            .collect()
-    }
 }
 
 /// Samples read from a record.
@@ -109,8 +105,9 @@ pub struct Record {
     /// The record path without extension, as given to [`Record::open`].
     pub path: PathBuf,
     dir: PathBuf,
-    /// Segment records of a multi-segment record (`None` for null `~` segments).
-    segments: Vec<Option<Record>>,
+    /// Segment records of a multi-segment record (`None` for null `~` segments). A segment
+    /// named on several lines is opened once and shared.
+    segments: Vec<Option<Arc<Record>>>,
 }
 
 fn header_path(record: &Path) -> PathBuf {
@@ -132,7 +129,19 @@ impl Record {
 
     fn open_depth(path: &Path, depth: u32) -> Result<Record, WfdbError> {
         let hea = header_path(path);
-        let bytes = std::fs::read(&hea).map_err(|e| WfdbError::io(display(&hea), e))?;
+        let io = |e| WfdbError::io(display(&hea), e);
+        let mut bytes = Vec::new();
+        File::open(&hea)
+            .and_then(|f| f.take(MAX_HEADER_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_HEADER_BYTES {
+            return Err(WfdbError::in_file(
+                display(&hea),
+                WfdbErrorKind::Header(format!(
+                    "the header is larger than {MAX_HEADER_BYTES} bytes; this is not a WFDB header"
+                )),
+            ));
+        }
         let text = String::from_utf8_lossy(&bytes);
         let header = Header::parse(&text, &display(&hea))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -151,11 +160,16 @@ impl Record {
                     ),
                 ));
             }
+            let mut opened: HashMap<&str, Arc<Record>> = HashMap::new();
             for s in segments {
                 record.segments.push(if s.is_null() {
                     None
+                } else if let Some(r) = opened.get(s.name.as_str()) {
+                    Some(Arc::clone(r))
                 } else {
-                    Some(Self::open_depth(&record.dir.join(&s.name), depth + 1)?)
+                    let r = Arc::new(Self::open_depth(&record.dir.join(&s.name), depth + 1)?);
+                    opened.insert(&s.name, Arc::clone(&r));
+                    Some(r)
                 });
             }
         }
@@ -187,46 +201,38 @@ impl Record {
                     "the record line gives {len} samples per signal but the segments add up to {total}"
                 )));
             }
-            return Ok(());
-        }
-        let groups = file_groups(&h.signals);
-        for (i, g) in groups.iter().enumerate() {
-            let first = &h.signals[g.start];
-            if !first.is_null()
-                && groups[..i]
-                    .iter()
-                    .any(|o| h.signals[o.start].file_name == first.file_name)
-            {
+            // A layout segment (variable layout) lists every signal of the record; in a
+            // fixed layout every segment has them all.
+            let n_sig = h.record.n_signals;
+            let variable = self.has_layout_segment();
+            for (i, (seg, rec)) in segments.iter().zip(&self.segments).enumerate() {
+                let Some(rec) = rec else { continue };
+                let n = rec.header.signals.len();
+                let is_layout = variable && i == 0;
+                if (!variable || is_layout) && n != n_sig {
+                    return Err(self.err(format!(
+                        "the record has {n_sig} signals but its {} segment {:?} has {n}",
+                        if is_layout { "layout" } else { "fixed-layout" },
+                        seg.name
+                    )));
+                }
+                if variable && n > n_sig {
+                    return Err(self.err(format!(
+                        "segment {:?} has {n} signals, more than the record's {n_sig}",
+                        seg.name
+                    )));
+                }
+            }
+            // The signals must be described somewhere (the record line alone could claim
+            // any number).
+            if self.signal_specs().len() != n_sig {
                 return Err(self.err(format!(
-                    "signal {} uses file {:?}, which earlier signals used too but not just before it; \
-                     signals sharing a file must be consecutive",
-                    g.start, first.file_name
+                    "the record has {n_sig} signals but no segment describes them"
                 )));
             }
-            for (k, s) in h.signals[g.clone()].iter().enumerate() {
-                if s.format != first.format {
-                    return Err(self.err(format!(
-                        "signals {} and {} share file {:?} but have formats {} and {}",
-                        g.start,
-                        g.start + k,
-                        first.file_name,
-                        first.format.code(),
-                        s.format.code()
-                    )));
-                }
-                if s.byte_offset
-                    .is_some_and(|o| o != first.effective_byte_offset())
-                {
-                    return Err(self.err(format!(
-                        "signals {} and {} share file {:?} but have different byte offsets",
-                        g.start,
-                        g.start + k,
-                        first.file_name
-                    )));
-                }
-            }
+            return Ok(());
         }
-        Ok(())
+        check_file_groups(&h.signals).map_err(|m| self.err(m))
     }
 
     /// Number of signals.
@@ -313,17 +319,23 @@ impl Record {
             )));
         }
         let range = opts.from..to;
-        for &s in &selected {
-            let spf = self
-                .signal_specs()
-                .get(s)
-                .map_or(1, |x| x.effective_samples_per_frame() as u64);
-            if (to - opts.from).saturating_mul(spf) > MAX_READ_SAMPLES {
-                return Err(self.err(format!(
-                    "reading frames {}..{to} of signal {s} would return more than {MAX_READ_SAMPLES}                      samples; read a shorter range",
-                    opts.from
-                )));
-            }
+        let wanted: u64 = selected
+            .iter()
+            .map(|&s| {
+                let spf = self
+                    .signal_specs()
+                    .get(s)
+                    .map_or(1, |x| x.effective_samples_per_frame() as u64);
+                (to - opts.from).saturating_mul(spf)
+            })
+            .fold(0u64, u64::saturating_add);
+        if wanted > MAX_READ_SAMPLES {
+            return Err(self.err(format!(
+                "reading frames {}..{to} of {} signals would return {wanted} samples, more than \
+                 the {MAX_READ_SAMPLES} one read may; read a shorter range",
+                opts.from,
+                selected.len()
+            )));
         }
         let signals = if self.header.segments.is_some() {
             self.read_multi(&selected, range.clone())?
@@ -419,7 +431,7 @@ impl Record {
         // t + skew, and format 8 must be summed from the start of the file.
         let max_skew = wanted
             .iter()
-            .map(|&(_, s)| specs[s].effective_skew() as u64)
+            .map(|&(_, s)| skew_frames(&specs[s]))
             .max()
             .unwrap_or(0);
         let read_start = if fmt == Format::F8 { 0 } else { range.start };
@@ -442,7 +454,7 @@ impl Record {
             .map(|&(_, s)| {
                 let spec = &specs[s];
                 // Stored frames (relative to read_start) that this signal's window covers.
-                let lo = (range.start - read_start) as usize + spec.effective_skew() as usize;
+                let lo = (range.start - read_start) as usize + skew_frames(spec) as usize;
                 Sink {
                     pos: frame_pos[s - group.start],
                     spf: spf_of(s),
@@ -490,7 +502,7 @@ impl Record {
             frame += frames;
         }
         // Samples a skewed signal would take from beyond the end of the record.
-        let invalid = fmt.invalid_value().unwrap_or(i32::MIN);
+        let invalid = padding_value(fmt);
         let result = sinks
             .into_iter()
             .map(|mut sink| {
@@ -649,12 +661,28 @@ impl Sink {
     }
 }
 
+/// The skew of a signal in frames. Headers give it in samples; the WFDB library reads
+/// with a resolution of one frame and rounds (`readheader`: `skew/spf + 0.5`).
+/// wfdb-python takes the header's value as frames, which differs when a signal has
+/// several samples per frame.
+fn skew_frames(spec: &SignalSpec) -> u64 {
+    let spf = spec.effective_samples_per_frame() as u64;
+    (spec.effective_skew() as u64 + spf / 2) / spf
+}
+
+/// The value read for samples a skewed signal would take from past the end of the record:
+/// the format's invalid value, or for format 8 (which has none) `i32::MIN`, which then
+/// converts to NaN like any invalid sample.
+fn padding_value(fmt: Format) -> i32 {
+    fmt.invalid_value().unwrap_or(i32::MIN)
+}
+
 /// Builds the result for one signal of a single-segment record.
 fn signal_data(index: usize, spec: &SignalSpec, digital: Vec<i32>) -> SignalData {
     let invalid = if spec.is_null() {
-        Some(GENERIC_INVALID)
+        GENERIC_INVALID
     } else {
-        spec.format.invalid_value()
+        padding_value(spec.format)
     };
     SignalData {
         index,
@@ -666,10 +694,54 @@ fn signal_data(index: usize, spec: &SignalSpec, digital: Vec<i32>) -> SignalData
             len: digital.len(),
             gain: spec.effective_gain(),
             baseline: spec.effective_baseline(),
-            invalid,
+            invalid: Some(invalid),
         }],
         digital,
     }
+}
+
+/// Checks that signals sharing a file are consecutive and agree on what the file holds
+/// (format, byte offset, block size), as the WFDB library requires.
+pub(crate) fn check_file_groups(specs: &[SignalSpec]) -> Result<(), String> {
+    let groups = file_groups(specs);
+    for (i, g) in groups.iter().enumerate() {
+        let first = &specs[g.start];
+        if !first.is_null()
+            && groups[..i]
+                .iter()
+                .any(|o| specs[o.start].file_name == first.file_name)
+        {
+            return Err(format!(
+                "signal {} uses file {:?}, which earlier signals used too but not just before \
+                 it; signals sharing a file must be consecutive",
+                g.start, first.file_name
+            ));
+        }
+        for (k, s) in specs[g.clone()].iter().enumerate().skip(1) {
+            let (a, b) = (g.start, g.start + k);
+            let file = &first.file_name;
+            if s.format != first.format {
+                return Err(format!(
+                    "signals {a} and {b} share file {file:?} but have formats {} and {}",
+                    first.format.code(),
+                    s.format.code()
+                ));
+            }
+            if s.byte_offset
+                .is_some_and(|o| o != first.effective_byte_offset())
+            {
+                return Err(format!(
+                    "signals {a} and {b} share file {file:?} but have different byte offsets"
+                ));
+            }
+            if s.block_size.unwrap_or(0) != first.block_size.unwrap_or(0) {
+                return Err(format!(
+                    "signals {a} and {b} share file {file:?} but have different block sizes"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs of consecutive signals stored in the same file.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::format::{self, Format};
 use super::header::{Header, RecordLine, SignalSpec};
-use super::read::file_groups;
+use super::read::{check_file_groups, file_groups};
 use super::{WfdbError, WfdbErrorKind};
 
 /// One signal to write: its header line (file, format, samples per frame, gain, baseline,
@@ -30,8 +30,21 @@ pub fn write_record(
     let hea_name = hea.display().to_string();
     let fail = |msg: String| WfdbError::in_file(&hea_name, WfdbErrorKind::Write(msg));
 
+    check_text(&record.name, "record name", false).map_err(&fail)?;
+    if record.name.contains('/') {
+        return Err(fail(format!(
+            "the record name {:?} holds a '/'",
+            record.name
+        )));
+    }
+    for c in comments {
+        if c.contains(['\n', '\r']) {
+            return Err(fail(format!("comment {c:?} holds a line break")));
+        }
+    }
     let mut frames: Option<(usize, u64)> = None;
     for (i, s) in signals.iter().enumerate() {
+        check_spec(&s.spec).map_err(|m| fail(format!("signal {i}: {m}")))?;
         if s.spec.skew.is_some_and(|v| v != 0) || s.spec.byte_offset.is_some_and(|v| v != 0) {
             return Err(fail(format!(
                 "signal {i}: writing a skew or a byte offset is not supported"
@@ -72,41 +85,25 @@ pub fn write_record(
         s.skew = None;
         s.byte_offset = None;
     }
-    for (gi, g) in file_groups(&specs).into_iter().enumerate() {
+    check_file_groups(&specs).map_err(&fail)?;
+    // Every file's bytes, encoded before anything is written.
+    let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
+    for g in file_groups(&specs) {
         let first = &specs[g.start];
         if first.is_null() {
+            // Nothing stored: an initial value at the ADC zero and a checksum of 0.
+            for spec in &mut out_specs[g] {
+                let zero = spec.effective_adc_zero();
+                fill_positional(spec, zero, 0);
+            }
             continue;
         }
-        if file_groups(&specs)[..gi]
-            .iter()
-            .any(|o| specs[o.start].file_name == first.file_name)
-        {
-            return Err(fail(format!(
-                "signals sharing file {:?} must be consecutive",
-                first.file_name
-            )));
-        }
         let fmt = first.format;
-        if let Some(s) = specs[g.clone()].iter().find(|s| s.format != fmt) {
-            return Err(fail(format!(
-                "file {:?} cannot hold formats {} and {}",
-                first.file_name,
-                fmt.code(),
-                s.format.code()
-            )));
-        }
         // Per signal: the stored stream (differences for format 8).
         let mut streams = Vec::with_capacity(g.len());
         for i in g.clone() {
             let (stream, initial, checksum) = prepare(i, &signals[i], &fail)?;
-            out_specs[i].initial_value = Some(initial);
-            out_specs[i].checksum = Some(checksum);
-            out_specs[i].block_size.get_or_insert(0);
-            out_specs[i].adc_res.get_or_insert(fmt.default_adc_res());
-            out_specs[i].adc_zero.get_or_insert(0);
-            out_specs[i]
-                .adc_gain
-                .get_or_insert(super::header::DEFAULT_GAIN);
+            fill_positional(&mut out_specs[i], initial, checksum);
             streams.push(stream);
         }
         let spfs: Vec<usize> = specs[g.clone()]
@@ -122,8 +119,7 @@ pub fn write_record(
         }
         let mut bytes = Vec::with_capacity(fmt.bytes_written(flat.len() as u64) as usize);
         format::encode(fmt, &flat, &mut bytes);
-        let path = dir.join(&first.file_name);
-        std::fs::write(&path, &bytes).map_err(|e| WfdbError::io(path.display().to_string(), e))?;
+        files.push((dir.join(&first.file_name), bytes));
     }
 
     let mut record = record.clone();
@@ -139,8 +135,76 @@ pub fn write_record(
         segments: None,
         comments: comments.to_vec(),
     };
+    // The checks above should make this impossible; it keeps the promise that what we
+    // write reads back as the header we return.
+    match Header::parse(&header.to_text(), &hea_name) {
+        Ok(back) if back == header => {}
+        Ok(_) => return Err(fail("the header would not read back as written".into())),
+        Err(e) => return Err(fail(format!("the header would not read back: {e}"))),
+    }
+    for (path, bytes) in files {
+        std::fs::write(&path, &bytes).map_err(|e| WfdbError::io(path.display().to_string(), e))?;
+    }
     write_header(dir, &header)?;
     Ok(header)
+}
+
+/// Sets the positional fields of a signal line, so that the line is written in full and
+/// reads back as the spec returned.
+fn fill_positional(spec: &mut SignalSpec, initial: i32, checksum: i32) {
+    spec.initial_value = Some(initial);
+    spec.checksum = Some(checksum);
+    spec.block_size.get_or_insert(0);
+    spec.adc_res.get_or_insert(spec.format.default_adc_res());
+    spec.adc_zero.get_or_insert(0);
+    spec.adc_gain.get_or_insert(super::header::DEFAULT_GAIN);
+}
+
+/// A name, units or description for a header: not empty, no line break, and (unless it is
+/// a description, the rest of its line) no white space.
+fn check_text(text: &str, what: &str, spaces_allowed: bool) -> Result<(), String> {
+    if text.is_empty() {
+        return Err(format!("the {what} is empty"));
+    }
+    if text.contains(['\n', '\r']) || (!spaces_allowed && text.contains(char::is_whitespace)) {
+        return Err(format!(
+            "the {what} {text:?} holds {}",
+            if spaces_allowed {
+                "a line break"
+            } else {
+                "white space"
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that a signal line can be written and read back as it is.
+fn check_spec(s: &SignalSpec) -> Result<(), String> {
+    check_text(&s.file_name, "file name", false)?;
+    if s.samples_per_frame == Some(0) {
+        return Err("samples per frame must be at least 1".into());
+    }
+    if let Some(g) = s.adc_gain
+        && !g.is_finite()
+    {
+        return Err(format!("the gain {g} is not a finite number"));
+    }
+    if let Some(u) = &s.units {
+        check_text(u, "units", false)?;
+        if u.contains(['(', ')']) {
+            return Err(format!("the units {u:?} hold a parenthesis"));
+        }
+    }
+    if let Some(d) = &s.description {
+        check_text(d, "description", true)?;
+        if d.trim() != d {
+            return Err(format!(
+                "the description {d:?} starts or ends with white space"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes `header` as `<dir>/<name>.hea` (for instance the header of a multi-segment
