@@ -1,0 +1,807 @@
+//! CPSC 2021 (paroxysmal AF event detection): the official `score_2021.py`, final version
+//! `d3ecd29`, as specified in `shared/specs/cpsc2021.md` §3.
+//!
+//! Per record: U = Ur + Ue, where Ur = R[true class][predicted class] and
+//! Ue = (Σ onset[int(s)] + offset[int(e)]) × Ma / max(Ma, Mr) over the predicted episodes
+//! `[s, e]`, looked up in endpoint masks built from the reference annotations (with the
+//! official boundary widening and no matching of episodes). The score is the mean of U.
+//!
+//! The reference is read from headers (length and class comment) and `.atr` files only,
+//! never from the signals. The masks are kept as lists of zones, not as arrays of the
+//! record's length, so that scoring costs nothing per sample.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use formats::mat::MatFile;
+use formats::wfdb::Record;
+use formats::wfdb::annotation::{self, codes};
+use serde::Serialize;
+
+use crate::numeric::mean;
+use crate::{Mode, PredictionError, ScoreError};
+
+/// Rhythm class of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Class {
+    /// Non-AF.
+    N,
+    /// Persistent AF (the whole record).
+    AFf,
+    /// Paroxysmal AF (episodes).
+    AFp,
+}
+
+impl Class {
+    /// The header comment that states the class (exact match, as the official scorer).
+    fn from_comment(c: &str) -> Option<Class> {
+        match c {
+            "non atrial fibrillation" => Some(Class::N),
+            "persistent atrial fibrillation" => Some(Class::AFf),
+            "paroxysmal atrial fibrillation" => Some(Class::AFp),
+            _ => None,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Ur = R[true][predicted], rows and columns in the order N, AFf, AFp (spec §3.3).
+const RHYTHM_SCORE: [[f64; 3]; 3] = [[1.0, -1.0, -0.5], [-2.0, 1.0, 0.0], [-1.0, 0.0, 1.0]];
+
+/// Half-open sample ranges `[lo, hi)` with a weight; a mask's value at a sample is the sum
+/// of the weights of the zones holding it, as the official scorer adds its slices.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Zones(Vec<(u64, u64, f64)>);
+
+impl Zones {
+    /// `mask[a:b] += w` with numpy's slice rules on a mask of length `len`.
+    fn add(&mut self, a: i64, b: i64, w: f64, len: u64) {
+        let clip = |i: i64| -> u64 {
+            let l = len as i64;
+            let i = if i < 0 { i + l } else { i };
+            i.clamp(0, l) as u64
+        };
+        let (lo, hi) = (clip(a), clip(b));
+        if lo < hi {
+            self.0.push((lo, hi, w));
+        }
+    }
+
+    fn value(&self, x: u64) -> f64 {
+        let mut v = 0.0;
+        for &(lo, hi, w) in &self.0 {
+            if (lo..hi).contains(&x) {
+                v += w;
+            }
+        }
+        v
+    }
+}
+
+/// One reference record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefRecord {
+    pub name: String,
+    /// Signal length L in samples.
+    pub len: u64,
+    pub class: Class,
+    /// Samples of the episode start (`(AFIB`/`(AFL`) and end (`(N`) markers, paired in order.
+    pub episodes: Vec<(i64, i64)>,
+    onset: Zones,
+    offset: Zones,
+}
+
+impl RefRecord {
+    /// Ma, the number of reference episodes.
+    pub fn ma(&self) -> usize {
+        self.episodes.len()
+    }
+
+    /// Value of the onset mask at a sample.
+    pub fn onset_at(&self, x: u64) -> f64 {
+        self.onset.value(x)
+    }
+
+    /// Value of the offset mask at a sample.
+    pub fn offset_at(&self, x: u64) -> f64 {
+        self.offset.value(x)
+    }
+
+    /// Builds a reference record from what the official scorer reads: the signal length,
+    /// the class comment, and every annotation's sample and aux text in file order.
+    /// `file` names the annotation file in errors.
+    pub fn from_annotations(
+        name: &str,
+        len: u64,
+        class: Class,
+        samples: &[i64],
+        aux: &[&[u8]],
+        file: &str,
+    ) -> Result<RefRecord, ScoreError> {
+        let starts: Vec<usize> = (0..aux.len())
+            .filter(|&k| aux[k] == b"(AFIB" || aux[k] == b"(AFL")
+            .collect();
+        let ends: Vec<usize> = (0..aux.len()).filter(|&k| aux[k] == b"(N").collect();
+        if starts.len() != ends.len() {
+            return Err(ScoreError::reference(
+                file,
+                format!(
+                    "{} AF starts ((AFIB/(AFL) but {} ends ((N): episodes cannot be paired \
+                     (the official scorer crashes here too)",
+                    starts.len(),
+                    ends.len()
+                ),
+            ));
+        }
+        let n = samples.len() as i64;
+        // ann[k] with Python's indexing: negative k counts from the end.
+        let ann = |k: i64| -> Result<i64, ScoreError> {
+            let i = if k < 0 { k + n } else { k };
+            if (0..n).contains(&i) {
+                Ok(samples[i as usize])
+            } else {
+                Err(ScoreError::reference(
+                    file,
+                    format!(
+                        "the endpoint zones need annotation {k} of {n}: an AF marker sits too \
+                         close to the end of the file (the official scorer crashes here too)"
+                    ),
+                ))
+            }
+        };
+        let (mut onset, mut offset) = (Zones::default(), Zones::default());
+        let l = len as i64;
+        match class {
+            Class::N => {}
+            Class::AFp => {
+                for &s in &starts {
+                    let s = s as i64;
+                    if s <= 1 {
+                        onset.add(0, ann(s + 2)?, 1.0, len);
+                    } else if s == 2 {
+                        onset.add(ann(s - 1)?, ann(s + 2)?, 1.0, len);
+                        onset.add(0, ann(s - 1)?, 0.5, len);
+                    } else {
+                        onset.add(ann(s - 1)?, ann(s + 2)?, 1.0, len);
+                        onset.add(ann(s - 2)?, ann(s - 1)?, 0.5, len);
+                    }
+                    onset.add(ann(s + 2)?, ann(s + 3)?, 0.5, len);
+                }
+                for &e in &ends {
+                    let e = e as i64;
+                    if e >= n - 2 {
+                        offset.add(ann(e - 2)?, l, 1.0, len);
+                    } else if e == n - 3 {
+                        offset.add(ann(e - 2)?, ann(e + 1)?, 1.0, len);
+                        offset.add(ann(e + 1)?, l, 0.5, len);
+                    } else {
+                        offset.add(ann(e - 2)?, ann(e + 1)?, 1.0, len);
+                        offset.add(ann(e + 1)?, ann(e + 2)?.min(l - 1), 0.5, len);
+                    }
+                    offset.add(ann(e - 3)?, ann(e - 2)?, 0.5, len);
+                }
+            }
+            Class::AFf => {
+                for &s in &starts {
+                    let s = s as i64;
+                    onset.add(0, ann(s + 2)?, 1.0, len);
+                    onset.add(ann(s + 2)?, ann(s + 3)?, 0.5, len);
+                }
+                for &e in &ends {
+                    let e = e as i64;
+                    offset.add(ann(e - 2)?, l, 1.0, len);
+                    offset.add(ann(e - 3)?, ann(e - 2)?, 0.5, len);
+                }
+            }
+        }
+        let episodes = starts
+            .iter()
+            .zip(&ends)
+            .map(|(&s, &e)| (samples[s], samples[e]))
+            .collect();
+        Ok(RefRecord {
+            name: name.to_string(),
+            len,
+            class,
+            episodes,
+            onset,
+            offset,
+        })
+    }
+}
+
+/// The labelled records of a reference folder.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub dir: PathBuf,
+    pub records: Vec<RefRecord>,
+}
+
+/// Loads the reference: the records listed in `RECORDS` (or, without it, every `.hea`),
+/// each from its header and `.atr` file.
+pub fn load_reference(dir: &Path) -> Result<Reference, ScoreError> {
+    let names = record_names(dir)?;
+    if names.is_empty() {
+        return Err(ScoreError::reference(
+            dir.display().to_string(),
+            "no records: neither a RECORDS file nor any .hea file",
+        ));
+    }
+    let records = names
+        .iter()
+        .map(|name| load_record(dir, name))
+        .collect::<Result<_, _>>()?;
+    Ok(Reference {
+        dir: dir.to_path_buf(),
+        records,
+    })
+}
+
+fn record_names(dir: &Path) -> Result<Vec<String>, ScoreError> {
+    let list = dir.join("RECORDS");
+    if list.is_file() {
+        let text = std::fs::read_to_string(&list)
+            .map_err(|e| ScoreError::io(list.display().to_string(), e))?;
+        return Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect());
+    }
+    let mut names = Vec::new();
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| ScoreError::io(dir.display().to_string(), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| ScoreError::io(dir.display().to_string(), e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".hea") {
+            names.push(stem.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn load_record(dir: &Path, name: &str) -> Result<RefRecord, ScoreError> {
+    let path = dir.join(name);
+    let rec = Record::open(&path)
+        .map_err(|e| ScoreError::reference(e.file.clone(), e.kind.to_string()))?;
+    let hea = format!("{}.hea", path.display());
+    let len = rec
+        .sig_len()
+        .map_err(|e| ScoreError::reference(e.file.clone(), e.kind.to_string()))?;
+    // wfdb-python strips spaces, tabs and `#` from comment lines; the class is the comment
+    // that equals one of the three phrases.
+    let class = rec
+        .header
+        .comments
+        .iter()
+        .find_map(|c| Class::from_comment(c.trim_matches([' ', '\t', '#'])))
+        .ok_or_else(|| {
+            ScoreError::reference(
+                &hea,
+                "no comment line states the class (non atrial fibrillation, persistent atrial \
+                 fibrillation or paroxysmal atrial fibrillation)",
+            )
+        })?;
+    let atr = format!("{}.atr", path.display());
+    let file = annotation::read_annotator(&path, "atr")
+        .map_err(|e| ScoreError::reference(e.file.clone(), e.to_string()))?;
+    // The official scorer sees the annotations as wfdb-python returns them, which drops
+    // NOTE annotations at sample 0 and code-0 annotations.
+    let anns: Vec<_> = file
+        .annotations
+        .iter()
+        .filter(|a| !(a.code == codes::NOTE && a.sample == 0) && a.code != codes::NOTQRS)
+        .collect();
+    let samples: Vec<i64> = anns.iter().map(|a| a.sample).collect();
+    let aux: Vec<&[u8]> = anns
+        .iter()
+        .map(|a| a.aux.as_deref().unwrap_or_default())
+        .collect();
+    RefRecord::from_annotations(name, len, class, &samples, &aux, &atr)
+}
+
+/// A number as the prediction file gave it: Python keeps integers exact.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+    /// Python's `int()`: truncation toward zero.
+    fn trunc(self) -> Option<i128> {
+        match self {
+            Num::Int(i) => Some(i),
+            Num::Float(f) if f.is_finite() && f.abs() < 1e30 => Some(f.trunc() as i128),
+            Num::Float(_) => None,
+        }
+    }
+    /// `e - s`, exact for integers as in Python.
+    fn minus(self, s: Num) -> Num {
+        match (self, s) {
+            (Num::Int(a), Num::Int(b)) => Num::Int(a - b),
+            (a, b) => Num::Float(a.as_f64() - b.as_f64()),
+        }
+    }
+    fn equals(self, v: i128) -> bool {
+        match self {
+            Num::Int(i) => i == v,
+            Num::Float(f) => f == v as f64,
+        }
+    }
+}
+
+/// What a prediction file holds, before it is checked against a record.
+#[derive(Debug, Clone, PartialEq)]
+enum Endpoints {
+    /// Rows of exactly two numbers.
+    Rows(Vec<(Num, Num)>),
+    /// Another shape, which the official scorer still starts on.
+    Malformed(Shape),
+}
+
+/// The shapes of `predict_endpoints` other than rows of two numbers. The official scorer
+/// makes them a numpy array: Mr is its length, and what it does next depends on the shape
+/// and on the true class (see [`compat_rows`]).
+#[derive(Debug, Clone, PartialEq)]
+enum Shape {
+    /// A flat list of numbers (`[s, e]` instead of `[[s, e]]`).
+    Flat { len: usize },
+    /// Rows of one length other than 2; `first` holds the first row's first two values.
+    Uniform {
+        rows: usize,
+        width: usize,
+        first: Option<(Num, Num)>,
+    },
+    /// Rows of different lengths, or a mix of rows and numbers.
+    Ragged,
+    /// Strings, booleans or nulls: numeric strings work in the official scorer only by
+    /// accident, so they are rejected in both modes.
+    NotNumbers(String),
+}
+
+impl Shape {
+    fn describe(&self) -> String {
+        match self {
+            Shape::Flat { len } => {
+                format!("a flat list of {len} numbers, not a list of [start, end] rows")
+            }
+            Shape::Uniform { rows, width, .. } => {
+                format!("{rows} rows of {width} values, not of 2 ([start, end])")
+            }
+            Shape::Ragged => "rows of different lengths".to_string(),
+            Shape::NotNumbers(what) => format!("values that are not numbers: {what}"),
+        }
+    }
+}
+
+fn json_num(v: &serde_json::Value) -> Option<Num> {
+    let n = v.as_number()?;
+    if let Some(i) = n.as_i64() {
+        Some(Num::Int(i as i128))
+    } else if let Some(u) = n.as_u64() {
+        Some(Num::Int(u as i128))
+    } else {
+        n.as_f64().map(Num::Float)
+    }
+}
+
+/// Parses a `.json` prediction: `{"predict_endpoints": [[s, e], ...]}`.
+fn parse_json(bytes: &[u8]) -> Result<Endpoints, String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = v.as_object().ok_or("the JSON is not an object")?;
+    let list = obj
+        .get("predict_endpoints")
+        .ok_or("the key \"predict_endpoints\" is missing")?;
+    let items = list
+        .as_array()
+        .ok_or("\"predict_endpoints\" is not a list")?;
+    if let Some(bad) = items
+        .iter()
+        .flat_map(|x| match x.as_array() {
+            Some(row) => row.iter().collect::<Vec<_>>(),
+            None => vec![x],
+        })
+        .find(|x| !x.is_number())
+    {
+        return Ok(Endpoints::Malformed(Shape::NotNumbers(bad.to_string())));
+    }
+    let widths: Vec<Option<usize>> = items.iter().map(|x| x.as_array().map(Vec::len)).collect();
+    if widths.iter().all(Option::is_none) && !items.is_empty() {
+        return Ok(Endpoints::Malformed(Shape::Flat { len: items.len() }));
+    }
+    let width = match widths.first() {
+        None => return Ok(Endpoints::Rows(Vec::new())),
+        Some(&w) => w,
+    };
+    if widths.iter().any(|&w| w != width) {
+        return Ok(Endpoints::Malformed(Shape::Ragged));
+    }
+    let width = width.unwrap_or_default();
+    let pair = |row: &serde_json::Value| -> Option<(Num, Num)> {
+        let r = row.as_array()?;
+        Some((json_num(r.first()?)?, json_num(r.get(1)?)?))
+    };
+    if width != 2 {
+        return Ok(Endpoints::Malformed(Shape::Uniform {
+            rows: items.len(),
+            width,
+            first: items.first().and_then(pair),
+        }));
+    }
+    Ok(Endpoints::Rows(items.iter().filter_map(pair).collect()))
+}
+
+/// Parses a `.mat` prediction: variable `predict_endpoints`, an Mr×2 matrix of 1-based
+/// sample numbers (shifted by −1, as the official scorer does).
+fn parse_mat(bytes: &[u8], file: &str) -> Result<Endpoints, String> {
+    let mat = MatFile::parse(bytes, file).map_err(|e| e.to_string())?;
+    let v = mat.get("predict_endpoints").map_err(|e| e.to_string())?;
+    let m = v.as_f64_matrix().map_err(|e| e.to_string())?;
+    if m.rows == 0 || m.cols == 0 {
+        return Ok(Endpoints::Rows(Vec::new()));
+    }
+    let at = |r: usize, c: usize| Num::Float(m.get(r, c).unwrap_or(f64::NAN) - 1.0);
+    if m.cols != 2 {
+        return Ok(Endpoints::Malformed(Shape::Uniform {
+            rows: m.rows,
+            width: m.cols,
+            first: (m.cols >= 2).then(|| (at(0, 0), at(0, 1))),
+        }));
+    }
+    Ok(Endpoints::Rows(
+        (0..m.rows).map(|r| (at(r, 0), at(r, 1))).collect(),
+    ))
+}
+
+/// The score of one record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Item {
+    pub record: String,
+    /// The prediction file scored (none when it was missing).
+    pub file: Option<String>,
+    pub class_true: Class,
+    pub class_pred: Class,
+    /// Reference episodes.
+    pub ma: usize,
+    /// Predicted episodes (rows).
+    pub mr: usize,
+    pub ur: f64,
+    pub ue: f64,
+    pub u: f64,
+    /// The prediction was missing or invalid and was scored as `[]`.
+    pub defaulted: bool,
+}
+
+/// The result of scoring a set of predictions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub challenge: &'static str,
+    pub mode: Mode,
+    /// The ranking number: the mean of U over the records (strict) or over the prediction
+    /// files found (official-compat). Printed by the official scorer with 4 decimals.
+    pub score: f64,
+    pub items: Vec<Item>,
+    pub errors: Vec<PredictionError>,
+    pub warnings: Vec<String>,
+}
+
+/// Scores one record's endpoints (already validated or, in compat mode, as given).
+fn score_rows(
+    rec: &RefRecord,
+    rows: &[(Num, Num)],
+    file: &str,
+    mode: Mode,
+) -> Result<(Class, f64, f64), ScoreError> {
+    let l = rec.len as i128;
+    let mr = rows.len();
+    let class_pred = match rows {
+        [] => Class::N,
+        [(s, e)] if e.minus(*s).equals(l - 1) => Class::AFf,
+        _ => Class::AFp,
+    };
+    let ur = RHYTHM_SCORE[rec.class.index()][class_pred.index()];
+    if rec.class == Class::N || mr == 0 {
+        return Ok((class_pred, ur, 0.0));
+    }
+    // mask[int(v)]: Python indexing, negative indices count from the end.
+    let lookup = |v: Num, what: &str| -> Result<u64, ScoreError> {
+        let i = v.trunc().ok_or_else(|| {
+            ScoreError::official(
+                file,
+                format!("{what} {v:?} cannot be converted to an integer"),
+            )
+        })?;
+        let j = if i < 0 && mode == Mode::OfficialCompat {
+            i + l
+        } else {
+            i
+        };
+        if (0..l).contains(&j) {
+            Ok(j as u64)
+        } else {
+            Err(ScoreError::official(
+                file,
+                format!(
+                    "{what} {} is out of range for a record of {l} samples (IndexError)",
+                    v.as_f64()
+                ),
+            ))
+        }
+    };
+    let mut sum = 0.0;
+    for &(s, e) in rows {
+        sum += rec.onset_at(lookup(s, "start")?);
+        sum += rec.offset_at(lookup(e, "end")?);
+    }
+    let ma = rec.ma();
+    let ue = sum * ma as f64 / ma.max(mr) as f64;
+    Ok((class_pred, ur, ue))
+}
+
+/// Checks endpoints against the strict rules: finite numbers, 0 ≤ s ≤ e ≤ L−1.
+fn validate(rows: &Endpoints, len: u64) -> Result<Vec<(Num, Num)>, String> {
+    let rows = match rows {
+        Endpoints::Rows(r) => r,
+        Endpoints::Malformed(shape) => return Err(shape.describe()),
+    };
+    let last = len as f64 - 1.0;
+    for (i, &(s, e)) in rows.iter().enumerate() {
+        let (s, e) = (s.as_f64(), e.as_f64());
+        if !(s.is_finite() && e.is_finite()) {
+            return Err(format!(
+                "row {i}: [{s}, {e}] is not a pair of finite numbers"
+            ));
+        }
+        if !(0.0 <= s && s <= e && e <= last) {
+            return Err(format!(
+                "row {i}: [{s}, {e}] is not within 0 <= start <= end <= {last} (L - 1)"
+            ));
+        }
+    }
+    Ok(rows.clone())
+}
+
+fn read_prediction(path: &Path, name: &str) -> Result<Endpoints, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    if path.extension().is_some_and(|e| e == "mat") {
+        parse_mat(&bytes, name)
+    } else {
+        parse_json(&bytes)
+    }
+}
+
+/// Scores the prediction files in `predictions` against the reference.
+pub fn score(reference: &Reference, predictions: &Path, mode: Mode) -> Result<Report, ScoreError> {
+    let files = prediction_files(predictions)?;
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let mut items = Vec::new();
+    let by_name: BTreeMap<&str, &RefRecord> = reference
+        .records
+        .iter()
+        .map(|r| (r.name.as_str(), r))
+        .collect();
+
+    match mode {
+        Mode::Strict => {
+            let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for f in &files {
+                let record = f.split('.').next().unwrap_or_default().to_string();
+                found.entry(record).or_default().push(f.clone());
+            }
+            for (record, fs) in &found {
+                if !by_name.contains_key(record.as_str()) {
+                    warnings.push(format!(
+                        "{}: no record {record:?} in the reference; ignored",
+                        fs.join(", ")
+                    ));
+                }
+            }
+            for rec in &reference.records {
+                let mut candidates = found.get(&rec.name).cloned().unwrap_or_default();
+                // A .json prediction is preferred to a .mat one for the same record.
+                candidates.sort_by_key(|f| !f.ends_with(".json"));
+                for extra in candidates.iter().skip(1) {
+                    errors.push(PredictionError::new(
+                        extra.clone(),
+                        format!(
+                            "a second prediction for {}; {} is used",
+                            rec.name, candidates[0]
+                        ),
+                    ));
+                }
+                let (file, rows) = match candidates.first() {
+                    None => {
+                        errors.push(PredictionError::new(
+                            format!("{}.json", rec.name),
+                            "missing: scored as no AF episodes ([])",
+                        ));
+                        (None, None)
+                    }
+                    Some(f) => {
+                        let parsed = read_prediction(&predictions.join(f), f)
+                            .and_then(|p| validate(&p, rec.len));
+                        match parsed {
+                            Ok(rows) => (Some(f.clone()), Some(rows)),
+                            Err(why) => {
+                                errors.push(PredictionError::new(
+                                    f.clone(),
+                                    format!("{why}; scored as no AF episodes ([])"),
+                                ));
+                                (Some(f.clone()), None)
+                            }
+                        }
+                    }
+                };
+                let defaulted = rows.is_none();
+                let rows = rows.unwrap_or_default();
+                let (class_pred, ur, ue) =
+                    score_rows(rec, &rows, file.as_deref().unwrap_or_default(), mode)?;
+                items.push(Item {
+                    record: rec.name.clone(),
+                    file,
+                    class_true: rec.class,
+                    class_pred,
+                    ma: rec.ma(),
+                    mr: rows.len(),
+                    ur,
+                    ue,
+                    u: ur + ue,
+                    defaulted,
+                });
+            }
+        }
+        Mode::OfficialCompat => {
+            for f in &files {
+                // The official scorer takes the record name up to the first dot.
+                let record = f.split('.').next().unwrap_or_default();
+                let rec = by_name.get(record).ok_or_else(|| {
+                    ScoreError::official(
+                        f.clone(),
+                        format!(
+                            "there is no reference record {record:?} (it cannot load its header)"
+                        ),
+                    )
+                })?;
+                let parsed = read_prediction(&predictions.join(f), f)
+                    .map_err(|why| ScoreError::official(f.clone(), why))?;
+                let rows = compat_rows(parsed, rec, f)?;
+                let (class_pred, ur, ue) = score_rows(rec, &rows, f, mode)?;
+                items.push(Item {
+                    record: rec.name.clone(),
+                    file: Some(f.clone()),
+                    class_true: rec.class,
+                    class_pred,
+                    ma: rec.ma(),
+                    mr: rows.len(),
+                    ur,
+                    ue,
+                    u: ur + ue,
+                    defaulted: false,
+                });
+            }
+        }
+    }
+    let us: Vec<f64> = items.iter().map(|i| i.u).collect();
+    Ok(Report {
+        challenge: "cpsc2021",
+        mode,
+        score: mean(&us),
+        items,
+        errors,
+        warnings,
+    })
+}
+
+/// What the official scorer does with a shape other than rows of two numbers. It takes
+/// Mr = the array's length and decides the class (Mr == 1 looks at `row[1] - row[0]`);
+/// for a non-N record it then unpacks every row as `[s, e]`, which fails. So such files
+/// score only on N records, and only when the class decision itself does not fail.
+fn compat_rows(
+    parsed: Endpoints,
+    rec: &RefRecord,
+    file: &str,
+) -> Result<Vec<(Num, Num)>, ScoreError> {
+    let shape = match parsed {
+        Endpoints::Rows(rows) => return Ok(rows),
+        Endpoints::Malformed(shape) => shape,
+    };
+    let fail = |why: String| Err(ScoreError::official(file, why));
+    let why = shape.describe();
+    if let Shape::Ragged | Shape::NotNumbers(_) = shape {
+        return fail(why);
+    }
+    if rec.class != Class::N {
+        return fail(format!("{why}: it cannot unpack a row into [start, end]"));
+    }
+    // Rows that give the same Mr and class; an N record never looks at their values.
+    let rows = match shape {
+        Shape::Flat { len } if len >= 2 => vec![(Num::Int(0), Num::Int(1)); len],
+        Shape::Uniform {
+            rows: 1,
+            first: Some(first),
+            ..
+        } => vec![first],
+        Shape::Uniform { rows, .. } if rows >= 2 => vec![(Num::Int(0), Num::Int(1)); rows],
+        _ => {
+            return fail(format!(
+                "{why}: deciding the class indexes row[0][1], which does not exist"
+            ));
+        }
+    };
+    Ok(rows)
+}
+
+/// The prediction files the official scorer looks at: names ending in `.json` or `.mat`,
+/// in name order.
+fn prediction_files(dir: &Path) -> Result<Vec<String>, ScoreError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| ScoreError::io(dir.display().to_string(), e))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ScoreError::io(dir.display().to_string(), e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".json") || name.ends_with(".mat") {
+            files.push(name);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+impl Report {
+    /// The official line, then one line per record, then what could not be used.
+    pub fn text(&self) -> String {
+        let mut s = format!("AF Endpoints Detection Performance: {:.4}\n", self.score);
+        s.push_str("\nrecord,class_true,class_pred,Ma,Mr,Ur,Ue,U\n");
+        for i in &self.items {
+            s.push_str(&format!(
+                "{},{:?},{:?},{},{},{},{:.4},{:.4}{}\n",
+                i.record,
+                i.class_true,
+                i.class_pred,
+                i.ma,
+                i.mr,
+                i.ur,
+                i.ue,
+                i.u,
+                if i.defaulted { ",defaulted" } else { "" }
+            ));
+        }
+        push_problems(&mut s, &self.errors, &self.warnings);
+        s
+    }
+}
+
+/// Appends the errors and warnings sections of a text report, when there are any.
+pub(crate) fn push_problems(s: &mut String, errors: &[PredictionError], warnings: &[String]) {
+    if !errors.is_empty() {
+        s.push_str(&format!(
+            "\n{} errors (each scored with the default answer):\n",
+            errors.len()
+        ));
+        for e in errors {
+            s.push_str(&format!("  {e}\n"));
+        }
+    }
+    if !warnings.is_empty() {
+        s.push_str(&format!("\n{} warnings:\n", warnings.len()));
+        for w in warnings {
+            s.push_str(&format!("  {w}\n"));
+        }
+    }
+}
