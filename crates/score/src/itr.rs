@@ -47,7 +47,9 @@ impl Trial {
 /// Bits per minute for `n` choices at accuracy `p` and `seconds` per selection; 0 when
 /// `p` ≤ 0.5 (the contest rule, stricter than chance level 1/N).
 pub fn itr(n: u32, p: f64, seconds: f64) -> f64 {
-    if !(p > 0.5) || !(seconds > 0.0) || n < 2 {
+    // NaN accuracy or time counts as "not above": no information.
+    let informative = p > 0.5 && seconds > 0.0 && n >= 2;
+    if !informative {
         return 0.0;
     }
     let n = n as f64;
