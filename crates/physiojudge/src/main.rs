@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod output;
+mod score_cmd;
 mod wfdb_cmd;
 
 #[derive(Parser)]
@@ -33,6 +34,9 @@ enum Command {
     /// Read WFDB records: header summary, samples, annotations.
     #[command(subcommand)]
     Wfdb(wfdb_cmd::WfdbCommand),
+    /// Score predictions with a challenge's official metric.
+    #[command(subcommand)]
+    Score(score_cmd::ScoreCommand),
 }
 
 fn init_logging(verbose: u8) {
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
     let mut out = io::BufWriter::new(stdout.lock());
     let result = match cli.command {
         Command::Wfdb(cmd) => wfdb_cmd::run(cmd, &mut out),
+        Command::Score(cmd) => score_cmd::run(cmd, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {
