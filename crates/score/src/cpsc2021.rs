@@ -575,6 +575,20 @@ fn validate(rows: &Endpoints, len: u64) -> Result<Vec<(Num, Num)>, String> {
     Ok(rows.clone())
 }
 
+/// Checks one prediction file's bytes as strict mode does, for a record of `len` samples:
+/// the predicted episodes `[s, e]`, or why the file would be scored as `[]`. `file` is the
+/// file's name; a name ending in `.mat` is read as MATLAB, anything else as JSON. (The
+/// judge's quiz stage uses it to explain a rejected output right away.)
+pub fn check_prediction(bytes: &[u8], file: &str, len: u64) -> Result<Vec<(f64, f64)>, String> {
+    let parsed = if file.ends_with(".mat") {
+        parse_mat(bytes, file)
+    } else {
+        parse_json(bytes)
+    }?;
+    let rows = validate(&parsed, len)?;
+    Ok(rows.iter().map(|(s, e)| (s.as_f64(), e.as_f64())).collect())
+}
+
 fn read_prediction(path: &Path, name: &str) -> Result<Endpoints, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     if path.extension().is_some_and(|e| e == "mat") {
