@@ -21,7 +21,8 @@ pub mod cinc2017;
 pub mod cpsc2021;
 pub mod itr;
 mod numeric;
-// pub mod physionet2022; (being written)
+pub mod physionet2022;
+mod python;
 
 use serde::Serialize;
 

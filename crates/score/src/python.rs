@@ -1,0 +1,273 @@
+//! Python's string and number rules that the official PhysioNet scorers rely on without
+//! saying so: what `str.strip()` removes, what `float()` accepts, what `str.casefold()`
+//! makes equal, how a file opened in text mode splits into lines, and how `'{:.3f}'`
+//! prints. Reproducing them is what makes a sanitised prediction field read the same here
+//! as in the official code.
+
+/// `str.isspace()`: Unicode White_Space plus the four ASCII information separators
+/// (U+001C–U+001F), which Python counts as whitespace and Rust's `char::is_whitespace`
+/// does not.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `str.strip()` with no argument.
+pub(crate) fn strip(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
+/// The lines of a file read in Python's text mode (universal newlines): `\n`, `\r\n` and
+/// a lone `\r` each end a line. The terminators are dropped; a final terminator does not
+/// start another line.
+pub(crate) fn text_lines(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                lines.push(&s[start..i]);
+                i += 1;
+                start = i;
+            }
+            b'\r' => {
+                lines.push(&s[start..i]);
+                i += if bytes.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if start < bytes.len() {
+        lines.push(&s[start..]);
+    }
+    lines
+}
+
+/// `float(s)`: `None` where Python raises `ValueError`. Accepts surrounding whitespace, a
+/// sign, `inf`/`infinity`/`nan` in any case, and decimal literals with `_` between digits
+/// (PEP 515). Overflow gives ±inf, as in Python. Not reproduced: Python also reads
+/// non-ASCII decimal digits (e.g. Arabic-Indic); those give `None` here.
+pub(crate) fn float(s: &str) -> Option<f64> {
+    let s = strip(s);
+    let (negative, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let special = if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        Some(f64::INFINITY)
+    } else if body.eq_ignore_ascii_case("nan") {
+        Some(f64::NAN)
+    } else {
+        None
+    };
+    if let Some(v) = special {
+        return Some(if negative { -v } else { v });
+    }
+    let cleaned = decimal_without_underscores(body)?;
+    let v: f64 = cleaned.parse().ok()?;
+    Some(if negative { -v } else { v })
+}
+
+/// Checks Python's decimal-literal grammar (digits with single `_` between digits, an
+/// optional fraction, an optional exponent with its own sign) and returns the literal
+/// without underscores, which Rust's parser then rounds exactly as Python's does.
+fn decimal_without_underscores(body: &str) -> Option<String> {
+    #[derive(PartialEq)]
+    enum Part {
+        Integer,
+        Fraction,
+        ExponentSign,
+        Exponent,
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut part = Part::Integer;
+    let mut mantissa_digits = 0;
+    let mut exponent_digits = 0;
+    let mut prev_digit = false;
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '0'..='9' => {
+                if part == Part::ExponentSign {
+                    part = Part::Exponent;
+                }
+                match part {
+                    Part::Exponent => exponent_digits += 1,
+                    _ => mantissa_digits += 1,
+                }
+                prev_digit = true;
+                out.push(c);
+                continue;
+            }
+            '_' => {
+                let next_digit = chars.peek().is_some_and(|n| n.is_ascii_digit());
+                if !(prev_digit && next_digit) {
+                    return None;
+                }
+            }
+            '.' if part == Part::Integer => {
+                part = Part::Fraction;
+                out.push(c);
+            }
+            'e' | 'E' if matches!(part, Part::Integer | Part::Fraction) && mantissa_digits > 0 => {
+                part = Part::ExponentSign;
+                out.push('e');
+            }
+            '+' | '-' if part == Part::ExponentSign && !prev_digit && out.ends_with('e') => {
+                out.push(c);
+            }
+            _ => return None,
+        }
+        prev_digit = false;
+    }
+    let exponent_ok = match part {
+        Part::ExponentSign | Part::Exponent => exponent_digits > 0,
+        _ => true,
+    };
+    (mantissa_digits > 0 && exponent_ok).then_some(out)
+}
+
+/// `x.strip().casefold() == class.casefold()` for an ASCII class name. Besides ASCII
+/// letters in any case, exactly these characters fold to ASCII in Python (checked over
+/// every code point): ß and ẞ → ss, ſ → s, the Kelvin sign (U+212A) → k and the Latin ligatures
+/// U+FB00–U+FB06. Any other non-ASCII character folds to something non-ASCII, so it can
+/// never equal an ASCII class name.
+pub(crate) fn same_class(x: &str, class: &str) -> bool {
+    debug_assert!(class.is_ascii());
+    let mut folded = String::with_capacity(x.len());
+    for c in strip(x).chars() {
+        let f = match c {
+            c if c.is_ascii() => {
+                folded.push(c.to_ascii_lowercase());
+                continue;
+            }
+            'ß' | 'ẞ' => "ss",
+            'ſ' => "s",
+            '\u{212a}' => "k",
+            'ﬀ' => "ff",
+            'ﬁ' => "fi",
+            'ﬂ' => "fl",
+            'ﬃ' => "ffi",
+            'ﬄ' => "ffl",
+            'ﬅ' | 'ﬆ' => "st",
+            _ => return false,
+        };
+        folded.push_str(f);
+    }
+    folded.eq_ignore_ascii_case(strip(class))
+}
+
+/// `'{:.3f}'.format(v)`: Rust's `{:.3}` rounds the same way (exactly, ties to even), but
+/// Python spells the special values `nan`, `inf` and `-inf`.
+pub(crate) fn fmt3(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_follows_python() {
+        // Each pair: the text and what Python 3.11's float() gives (None = ValueError).
+        let cases: &[(&str, Option<f64>)] = &[
+            ("1", Some(1.0)),
+            (" 1.0\n", Some(1.0)),
+            ("+1e0", Some(1.0)),
+            ("1.", Some(1.0)),
+            ("1.e5", Some(1e5)),
+            (".5E-1", Some(0.05)),
+            (".5", Some(0.5)),
+            ("1_000.5", Some(1000.5)),
+            ("1e1_0", Some(1e10)),
+            ("-InFiNiTy", Some(f64::NEG_INFINITY)),
+            ("inf", Some(f64::INFINITY)),
+            ("1e400", Some(f64::INFINITY)),
+            ("0.1", Some(0.1)),
+            ("\u{1f}2\u{a0}", Some(2.0)),
+            ("1__0", None),
+            ("_1", None),
+            ("1_", None),
+            ("1_.5", None),
+            ("1._5", None),
+            ("1e", None),
+            ("1e+", None),
+            ("e5", None),
+            (".", None),
+            ("", None),
+            ("0x10", None),
+            ("1 0", None),
+            ("--1", None),
+            ("1e5.0", None),
+            ("1.2.3", None),
+            ("infinit", None),
+            ("TRUE", None),
+        ];
+        for &(text, want) in cases {
+            let got = float(text);
+            match (got, want) {
+                (Some(g), Some(w)) => assert_eq!(g.to_bits(), w.to_bits(), "{text:?}"),
+                (None, None) => {}
+                _ => panic!("{text:?}: got {got:?}, Python gives {want:?}"),
+            }
+        }
+        assert!(float("-nan").is_some_and(f64::is_nan));
+    }
+
+    #[test]
+    fn lines_split_like_text_mode() {
+        assert_eq!(text_lines("a\r\nb\rc\nd"), ["a", "b", "c", "d"]);
+        assert_eq!(text_lines("a\n\n\n"), ["a", "", ""]);
+        assert_eq!(text_lines("a\r\r\n"), ["a", ""]);
+        assert!(text_lines("").is_empty());
+    }
+
+    #[test]
+    fn class_names_compare_as_casefold() {
+        assert!(same_class(" present \r", "Present"));
+        assert!(same_class("ABNORMAL", "Abnormal"));
+        assert!(same_class("Preſent", "Present"));
+        assert!(same_class("un\u{212a}nown", "Unknown"));
+        assert!(!same_class("Présent", "Present"));
+        // Every non-ASCII character whose casefold is ASCII (from Python 3.11), in a word
+        // that holds its fold.
+        for (word, class) in [
+            ("Ab\u{df}nt", "Abssnt"),
+            ("Ab\u{1e9e}nt", "Abssnt"),
+            ("pre\u{17f}ent", "present"),
+            ("\u{fb00}", "ff"),
+            ("\u{fb01}", "fi"),
+            ("\u{fb02}", "fl"),
+            ("\u{fb03}", "ffi"),
+            ("\u{fb04}", "ffl"),
+            ("\u{fb05}", "st"),
+            ("\u{fb06}", "st"),
+        ] {
+            assert!(same_class(word, class), "{word:?}");
+        }
+        assert!(!same_class("Presents", "Present"));
+        assert!(!same_class("", "Present"));
+    }
+
+    #[test]
+    fn three_decimals_like_python() {
+        assert_eq!(fmt3(f64::NAN), "nan");
+        assert_eq!(fmt3(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fmt3(0.0625), "0.062");
+        assert_eq!(fmt3(15083.375), "15083.375");
+        assert_eq!(fmt3(0.5254506892895016), "0.525");
+    }
+}
