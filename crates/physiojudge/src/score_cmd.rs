@@ -17,6 +17,9 @@ pub enum ScoreCommand {
     Cpsc2021(Cpsc2021Args),
     /// PhysioNet/CinC 2017 (AF classification): `answers.txt` against `REFERENCE.csv`.
     Cinc2017(Cinc2017Args),
+    /// PhysioNet 2022 (heart murmur and clinical outcome): one `<patient>.csv` per
+    /// patient against the `#Murmur:`/`#Outcome:` lines of the patient `.txt` files.
+    Physionet2022(Physionet2022Args),
 }
 
 /// Options every scorer takes.
@@ -67,6 +70,19 @@ pub struct Cinc2017Args {
     pub common: Common,
 }
 
+#[derive(Args)]
+pub struct Physionet2022Args {
+    /// Folder of labelled patient files (`<patient>.txt` with `#Murmur:` and `#Outcome:`
+    /// lines, e.g. a CirCor `training_data` folder; recordings are not read).
+    #[arg(long)]
+    pub labels: PathBuf,
+    /// Folder of the entry's outputs, one `<patient>.csv` per patient.
+    #[arg(long)]
+    pub outputs: PathBuf,
+    #[command(flatten)]
+    pub common: Common,
+}
+
 fn print<R: serde::Serialize>(
     out: &mut dyn Write,
     json: bool,
@@ -91,6 +107,16 @@ pub fn run(cmd: ScoreCommand, out: &mut dyn Write) -> Result<()> {
         ScoreCommand::Cinc2017(a) => {
             let report = score::cinc2017::score_files(&a.reference, &a.answers, a.common.mode())?;
             print(out, a.common.json, &report, score::cinc2017::Report::text)
+        }
+        ScoreCommand::Physionet2022(a) => {
+            let report =
+                score::physionet2022::score_folders(&a.labels, &a.outputs, a.common.mode())?;
+            print(
+                out,
+                a.common.json,
+                &report,
+                score::physionet2022::Report::text,
+            )
         }
     }
 }

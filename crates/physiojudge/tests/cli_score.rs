@@ -119,6 +119,85 @@ fn cinc2017_json() {
 }
 
 #[test]
+fn physionet2022_json_text_and_modes() {
+    let Some(data) = testkit::shared_data("physionet2022_json_text_and_modes") else {
+        return;
+    };
+    let labels = data.join("circor2022/training_data");
+    let outputs = tempfile::tempdir().unwrap();
+    // Two patients answered, one of them with a file the official code would crash on.
+    std::fs::write(
+        outputs.path().join("2530.csv"),
+        "#2530\nPresent,Unknown,Absent,Abnormal,Normal\n0,0,1,0,1\n0.1,0.1,0.8,0.2,0.8\n",
+    )
+    .unwrap();
+    std::fs::write(outputs.path().join("9979.csv"), "#9979\nPresent\n").unwrap();
+    let args = [
+        "score",
+        "physionet2022",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--outputs",
+        outputs.path().to_str().unwrap(),
+        "--json",
+    ];
+    let v = json(&args);
+    assert_eq!(
+        (v["challenge"].as_str(), v["mode"].as_str()),
+        (Some("physionet2022"), Some("strict"))
+    );
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 46);
+    let p2530 = items.iter().find(|i| i["patient"] == "2530").unwrap();
+    assert_eq!(
+        (
+            p2530["murmur_output"].as_str(),
+            p2530["outcome_output"].as_str()
+        ),
+        (Some("Absent"), Some("Normal"))
+    );
+    assert_eq!(p2530["defaulted"], false);
+    // 44 missing outputs and 9979's two lines.
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 45);
+    assert!(errors.iter().any(|e| e["file"] == "9979.csv" && e["reason"].as_str().unwrap().contains("2 line(s)")));
+    assert!(v["score"].is_number() && v["outcome_cost"].is_number());
+    assert_eq!(
+        v["murmur"]["classes"],
+        serde_json::json!(["Present", "Unknown", "Absent"])
+    );
+    assert!(v["murmur"]["per_class"]["auroc"].as_array().unwrap().len() == 3);
+
+    // Compat: the first missing output stops the run with the official message.
+    let mut compat = args.to_vec();
+    compat.push("--official-compat");
+    let o = run(&compat);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Output file 46778.csv not found for label file 46778.txt."),
+        "{err}"
+    );
+
+    // The text report is laid out like evaluate_model.py's.
+    let text = run(&args[..args.len() - 1]);
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.starts_with("#Murmur scores\nAUROC,AUPRC,F-measure,Accuracy,Weighted Accuracy,Cost\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n#Outcome scores (per class)\nClasses,Abnormal,Normal\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("45 errors (each scored with the default answer)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn score_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     // No records in the reference: the work failed.
@@ -134,6 +213,22 @@ fn score_exit_codes() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no records"));
     // Usage errors.
     assert_eq!(run(&["score", "cpsc2021"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["score", "physionet2022", "--labels", "x"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let o = run(&[
+        "score",
+        "physionet2022",
+        "--labels",
+        dir.path().to_str().unwrap(),
+        "--outputs",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no patient .txt files"));
     assert_eq!(run(&["score", "nosuchchallenge"]).status.code(), Some(2));
     assert_eq!(run(&["score", "--help"]).status.code(), Some(0));
 }

@@ -755,17 +755,29 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
             "the outputs folder does not exist: every patient is scored as the empty output",
         ));
     }
+    if mode == Mode::OfficialCompat {
+        // The official scorer pairs every label file with its output before reading any,
+        // so a missing output is what it reports first.
+        for p in &reference.patients {
+            let path = outputs.join(format!("{}.csv", p.id));
+            if !path.is_file() {
+                return Err(ScoreError::official(
+                    path.display().to_string(),
+                    format!(
+                        "Output file {}.csv not found for label file {}.",
+                        p.id,
+                        label_name(p)
+                    ),
+                ));
+            }
+        }
+    }
     let mut items = Vec::with_capacity(reference.patients.len());
     let mut murmur_scores = Vec::with_capacity(reference.patients.len());
     let mut outcome_scores = Vec::with_capacity(reference.patients.len());
     for p in &reference.patients {
         let name = format!("{}.csv", p.id);
         let path = outputs.join(&name);
-        let label_name = p
-            .label_file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let read = read_output(&path)
             .map_err(|e| e.to_string())
             .and_then(|bytes| {
@@ -775,12 +787,7 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
             });
         let (file, values) = match read {
             Ok(None) => {
-                if mode == Mode::OfficialCompat {
-                    return Err(ScoreError::official(
-                        path.display().to_string(),
-                        format!("Output file {name} not found for label file {label_name}."),
-                    ));
-                }
+                // (Official-compat mode has returned already.)
                 if outputs.is_dir() {
                     errors.push(PredictionError::new(
                         &name,
@@ -880,6 +887,13 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
         errors,
         warnings,
     })
+}
+
+fn label_name(p: &Patient) -> String {
+    p.label_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Output files for patients the reference does not have (ignored, as officially).
