@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use score::Mode;
 use score::cinc2017::{self, Label};
 use score::cpsc2021::{Class, RefRecord, Reference, score};
+use score::physionet2022;
 
 /// A synthetic AFp/AFf/N reference record with `episodes` episodes of 6 beats in a beat
 /// train, one beat every 160 samples (200 Hz), built as the CPSC `.atr` files are.
@@ -136,5 +137,72 @@ proptest! {
             prop_assert_eq!(r.items.len(), 5);
             let _ = cinc2017::score(&refs, &t, "answers.txt", Mode::OfficialCompat);
         }
+    }
+
+    /// Scoring PhysioNet 2022 outputs in any patient order gives the same metrics to the
+    /// last bit (scores on a coarse grid, so that the threshold walk meets ties).
+    #[test]
+    fn physionet2022_metrics_ignore_patient_order(
+        patients in prop::collection::vec((0usize..3, 0usize..2, prop::collection::vec(0u8..3, 5), prop::collection::vec(0u8..5, 5)), 1..25),
+        perm_seed in any::<u64>(),
+    ) {
+        use formats::circor::{Murmur, Outcome};
+        let dir = tempfile::tempdir().unwrap();
+        let mut list = Vec::new();
+        for (i, (m, o, binaries, scores)) in patients.iter().enumerate() {
+            let id = format!("{}", 1000 + i);
+            let binaries: Vec<&str> = binaries.iter().map(|&b| ["0", "1", "x"][b as usize]).collect();
+            let scores: Vec<String> = scores.iter().map(|&s| format!("{}", s as f64 / 4.0)).collect();
+            std::fs::write(
+                dir.path().join(format!("{id}.csv")),
+                format!("#{id}\nPresent,Unknown,Absent,Abnormal,Normal\n{}\n{}\n", binaries.join(","), scores.join(",")),
+            ).unwrap();
+            list.push(physionet2022::Patient {
+                label_file: dir.path().join(format!("{id}.txt")),
+                id,
+                murmur: Murmur::ALL[*m],
+                outcome: Outcome::ALL[*o],
+            });
+        }
+        let reference = |patients| physionet2022::Reference { dir: dir.path().to_path_buf(), patients, warnings: Vec::new() };
+        let a = physionet2022::score(&reference(list.clone()), dir.path(), Mode::Strict).unwrap();
+        let mut state = perm_seed;
+        for i in (1..list.len()).rev() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            list.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        let b = physionet2022::score(&reference(list), dir.path(), Mode::Strict).unwrap();
+        // Debug text compares NaN (an undefined per-class value) as equal to itself.
+        prop_assert_eq!(format!("{:?}", a.murmur), format!("{:?}", b.murmur));
+        prop_assert_eq!(format!("{:?}", a.outcome), format!("{:?}", b.outcome));
+        prop_assert!(a.errors.is_empty(), "{:?}", a.errors);
+    }
+
+    /// Any bytes as a PhysioNet 2022 output file: scored (as the empty output when
+    /// unusable) in strict mode, scored or refused in compat mode; never a panic.
+    #[test]
+    fn physionet2022_any_output_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300), text in "[#a-zA-Z0-9,.\r\n \"'_-]{0,120}") {
+        use formats::circor::{Murmur, Outcome};
+        let dir = tempfile::tempdir().unwrap();
+        let patients = vec![physionet2022::Patient {
+            id: "1".into(),
+            label_file: dir.path().join("1.txt"),
+            murmur: Murmur::Absent,
+            outcome: Outcome::Normal,
+        }];
+        let reference = physionet2022::Reference { dir: dir.path().to_path_buf(), patients, warnings: Vec::new() };
+        for content in [bytes, text.into_bytes()] {
+            let _ = physionet2022::parse_output(&content);
+            std::fs::write(dir.path().join("1.csv"), &content).unwrap();
+            let r = physionet2022::score(&reference, dir.path(), Mode::Strict).unwrap();
+            prop_assert_eq!(r.items.len(), 1);
+            let _ = physionet2022::score(&reference, dir.path(), Mode::OfficialCompat);
+        }
+    }
+
+    /// Any text as a patient file: labels or a clear reference error, never a panic.
+    #[test]
+    fn physionet2022_any_label_text(text in "[#a-zA-Z:\r\n ]{0,120}") {
+        let _ = physionet2022::parse_labels(&text, "1.txt");
     }
 }
