@@ -1,0 +1,604 @@
+//! One cgroup per run, on cgroup v2 or v1: it holds every process of the run, limits
+//! their memory (swap off) and number, accounts their CPU time and peak memory, says
+//! whether the OOM killer or the pids limit fired, and kills them all at the end.
+//!
+//! Layouts ([`Layout::detect`]):
+//! - **v2**: a cgroup2 mount with the memory, pids and cpu controllers (at the cgroup
+//!   root, or at `unified/` on a hybrid host that gives them to v2).
+//! - **v1**: the memory, pids and cpuacct controllers each on their own v1 mount. On a
+//!   hybrid host whose cgroup2 mount has no controllers (this project's machines:
+//!   specs/platforms.md §3.3), the run is also put in a controller-less v2 cgroup, only for
+//!   its `cgroup.kill`; without one, the freezer stops the processes before they are
+//!   killed, so none can fork away.
+//!
+//! Every cgroup lives under a `physiojudge` parent in each hierarchy. Everything here
+//! works on a path given by the caller, so the file-level logic is tested on a simulated
+//! cgroupfs tree as well as on the real one.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// The parent cgroup of every run, in every hierarchy.
+pub const PARENT: &str = "physiojudge";
+
+/// A cgroup operation that failed: the file and what went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error(
+        "no usable cgroup layout under {0}: need cgroup v2 with the memory, pids and cpu \
+         controllers, or v1 memory, pids and cpuacct mounts"
+    )]
+    NoLayout(PathBuf),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot read {what} from {text:?}")]
+    Parse {
+        path: PathBuf,
+        what: &'static str,
+        text: String,
+    },
+    #[error("{0}: processes are still alive after being killed")]
+    Survivors(PathBuf),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CgroupError + '_ {
+    move |source| CgroupError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write(path: &Path, value: &str) -> Result<(), CgroupError> {
+    std::fs::write(path, value).map_err(io(path))
+}
+
+fn read(path: &Path) -> Result<String, CgroupError> {
+    std::fs::read_to_string(path).map_err(io(path))
+}
+
+/// The number after `key` in a flat keyed file (`key value` lines: `cpu.stat`,
+/// `memory.events`, `pids.events`, v1 `memory.oom_control`).
+fn keyed(path: &Path, key: &'static str) -> Result<u64, CgroupError> {
+    let text = read(path)?;
+    text.lines()
+        .filter_map(|l| l.split_once(' '))
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .ok_or_else(|| CgroupError::Parse {
+            path: path.to_path_buf(),
+            what: key,
+            text: text.chars().take(200).collect(),
+        })
+}
+
+fn number(path: &Path, what: &'static str) -> Result<u64, CgroupError> {
+    let text = read(path)?;
+    text.trim().parse().map_err(|_| CgroupError::Parse {
+        path: path.to_path_buf(),
+        what,
+        text: text.chars().take(200).collect(),
+    })
+}
+
+/// Where the cgroup hierarchies are and which version to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    V2 {
+        root: PathBuf,
+    },
+    V1 {
+        memory: PathBuf,
+        pids: PathBuf,
+        cpuacct: PathBuf,
+        freezer: Option<PathBuf>,
+        /// A controller-less cgroup2 mount (hybrid hosts), used for `cgroup.kill`.
+        unified: Option<PathBuf>,
+    },
+}
+
+/// The limits a cgroup enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgroupLimits {
+    pub memory_bytes: u64,
+    pub pids: u64,
+}
+
+fn v2_has_controllers(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.controllers")).is_ok_and(|c| {
+        let c: Vec<&str> = c.split_whitespace().collect();
+        ["memory", "pids", "cpu"].iter().all(|k| c.contains(k))
+    })
+}
+
+impl Layout {
+    /// Finds the layout under `base` (normally `/sys/fs/cgroup`): v2 where it has the
+    /// controllers, else v1.
+    pub fn detect(base: &Path) -> Result<Layout, CgroupError> {
+        for root in [base.to_path_buf(), base.join("unified")] {
+            if v2_has_controllers(&root) {
+                return Ok(Layout::V2 { root });
+            }
+        }
+        let (memory, pids, cpuacct) =
+            (base.join("memory"), base.join("pids"), base.join("cpuacct"));
+        if memory.join("memory.limit_in_bytes").is_file()
+            // The root of the pids hierarchy has no pids.* files.
+            && pids.join("cgroup.procs").is_file()
+            && cpuacct.join("cpuacct.usage").is_file()
+        {
+            let freezer = Some(base.join("freezer"))
+                .filter(|f| f.join("freezer.state").exists() || f.join("cgroup.procs").is_file());
+            let unified = Some(base.join("unified")).filter(|u| u.join("cgroup.procs").is_file());
+            return Ok(Layout::V1 {
+                memory,
+                pids,
+                cpuacct,
+                freezer,
+                unified,
+            });
+        }
+        Err(CgroupError::NoLayout(base.to_path_buf()))
+    }
+
+    pub fn version(&self) -> u8 {
+        match self {
+            Layout::V2 { .. } => 2,
+            Layout::V1 { .. } => 1,
+        }
+    }
+
+    /// Creates the cgroup `physiojudge/<name>` with its limits.
+    pub fn create(&self, name: &str, limits: CgroupLimits) -> Result<Cgroup, CgroupError> {
+        let mkdir = |hierarchy: &Path| -> Result<PathBuf, CgroupError> {
+            let parent = hierarchy.join(PARENT);
+            match std::fs::create_dir(&parent) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(io(&parent)(e));
+                }
+                _ => {}
+            }
+            let dir = parent.join(name);
+            std::fs::create_dir(&dir).map_err(io(&dir))?;
+            Ok(dir)
+        };
+        match self {
+            Layout::V2 { root } => {
+                // Controllers must be enabled in the parent of every cgroup that uses them:
+                // the root gives them to `physiojudge`, which gives them to the runs.
+                enable_v2_controllers(root)?;
+                let dir = mkdir(root)?;
+                enable_v2_controllers(&root.join(PARENT))?;
+                let cg = Cgroup {
+                    kind: Kind::V2 { dir: dir.clone() },
+                };
+                write(&dir.join("memory.max"), &limits.memory_bytes.to_string())?;
+                // Optional files: absent without swap accounting, or on older kernels.
+                optional(write(&dir.join("memory.swap.max"), "0"))?;
+                optional(write(&dir.join("memory.oom.group"), "1"))?;
+                write(&dir.join("pids.max"), &limits.pids.to_string())?;
+                Ok(cg)
+            }
+            Layout::V1 {
+                memory,
+                pids,
+                cpuacct,
+                freezer,
+                unified,
+            } => {
+                let mut cg = Cgroup {
+                    kind: Kind::V1 {
+                        memory: mkdir(memory)?,
+                        pids: PathBuf::new(),
+                        cpuacct: PathBuf::new(),
+                        freezer: None,
+                        unified: None,
+                    },
+                };
+                // Fill in one directory at a time, so that Drop removes what exists when a
+                // later step fails.
+                if let Kind::V1 {
+                    memory: m,
+                    pids: p,
+                    cpuacct: c,
+                    freezer: f,
+                    unified: u,
+                } = &mut cg.kind
+                {
+                    *p = mkdir(pids)?;
+                    *c = mkdir(cpuacct)?;
+                    if let Some(fz) = freezer {
+                        *f = Some(mkdir(fz)?);
+                    }
+                    if let Some(un) = unified {
+                        *u = Some(mkdir(un)?);
+                    }
+                    let bytes = limits.memory_bytes.to_string();
+                    write(&m.join("memory.limit_in_bytes"), &bytes)?;
+                    // memory+swap no larger than memory: no swapping. Absent when the
+                    // kernel does no swap accounting, and then there is nothing to limit.
+                    optional(write(&m.join("memory.memsw.limit_in_bytes"), &bytes))?;
+                    write(&p.join("pids.max"), &limits.pids.to_string())?;
+                }
+                Ok(cg)
+            }
+        }
+    }
+}
+
+fn enable_v2_controllers(dir: &Path) -> Result<(), CgroupError> {
+    let path = dir.join("cgroup.subtree_control");
+    let enabled = std::fs::read_to_string(&path).unwrap_or_default();
+    for c in ["memory", "pids", "cpu"] {
+        if !enabled.split_whitespace().any(|e| e == c) {
+            write(&path, &format!("+{c}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Treats a missing interface file as "nothing to do".
+fn optional(r: Result<(), CgroupError>) -> Result<(), CgroupError> {
+    match r {
+        Err(CgroupError::Io { source, .. })
+            if matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+#[derive(Debug)]
+enum Kind {
+    V2 {
+        dir: PathBuf,
+    },
+    V1 {
+        memory: PathBuf,
+        pids: PathBuf,
+        cpuacct: PathBuf,
+        freezer: Option<PathBuf>,
+        unified: Option<PathBuf>,
+    },
+}
+
+/// The cgroup of one run. Dropping it kills what is left in it and removes it.
+#[derive(Debug)]
+pub struct Cgroup {
+    kind: Kind,
+}
+
+impl Cgroup {
+    /// Every directory of this cgroup (one per hierarchy).
+    pub fn dirs(&self) -> Vec<&Path> {
+        match &self.kind {
+            Kind::V2 { dir } => vec![dir],
+            Kind::V1 {
+                memory,
+                pids,
+                cpuacct,
+                freezer,
+                unified,
+            } => [
+                Some(memory),
+                Some(pids),
+                Some(cpuacct),
+                freezer.as_ref(),
+                unified.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(PathBuf::as_path)
+            .collect(),
+        }
+    }
+
+    /// Moves a process (and so its future children) into the cgroup.
+    pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
+        for dir in self.dirs() {
+            write(&dir.join("cgroup.procs"), &pid.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// CPU time of every process that ran in the cgroup (user + system).
+    pub fn cpu_time(&self) -> Result<Duration, CgroupError> {
+        match &self.kind {
+            Kind::V2 { dir } => Ok(Duration::from_micros(keyed(
+                &dir.join("cpu.stat"),
+                "usage_usec",
+            )?)),
+            Kind::V1 { cpuacct, .. } => Ok(Duration::from_nanos(number(
+                &cpuacct.join("cpuacct.usage"),
+                "CPU nanoseconds",
+            )?)),
+        }
+    }
+
+    /// Peak memory of the cgroup; `None` where the kernel does not record it (v2 before
+    /// Linux 5.19).
+    pub fn memory_peak(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::V2 { dir } => number(&dir.join("memory.peak"), "bytes").ok(),
+            Kind::V1 { memory, .. } => {
+                number(&memory.join("memory.max_usage_in_bytes"), "bytes").ok()
+            }
+        }
+    }
+
+    /// How many times the OOM killer killed a process of the cgroup.
+    pub fn oom_kills(&self) -> Result<u64, CgroupError> {
+        match &self.kind {
+            Kind::V2 { dir } => keyed(&dir.join("memory.events"), "oom_kill"),
+            Kind::V1 { memory, .. } => keyed(&memory.join("memory.oom_control"), "oom_kill"),
+        }
+    }
+
+    /// How many times a fork failed on the pids limit.
+    pub fn pids_limit_hits(&self) -> Result<u64, CgroupError> {
+        let dir = match &self.kind {
+            Kind::V2 { dir } => dir,
+            Kind::V1 { pids, .. } => pids,
+        };
+        keyed(&dir.join("pids.events"), "max")
+    }
+
+    /// The processes in the cgroup now.
+    pub fn procs(&self) -> Result<Vec<i32>, CgroupError> {
+        let dir = match &self.kind {
+            Kind::V2 { dir } => dir,
+            Kind::V1 { pids, .. } => pids,
+        };
+        let path = dir.join("cgroup.procs");
+        Ok(read(&path)?
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect())
+    }
+
+    /// Kills every process in the cgroup and waits (up to a second) until none is left.
+    /// With `cgroup.kill` the kernel does it atomically; otherwise the processes are
+    /// frozen first (when the freezer exists), so that none forks during the sweep.
+    pub fn kill_all(&self) -> Result<(), CgroupError> {
+        let kill_file = match &self.kind {
+            Kind::V2 { dir } => Some(dir.join("cgroup.kill")),
+            Kind::V1 { unified, .. } => unified.as_ref().map(|u| u.join("cgroup.kill")),
+        }
+        .filter(|k| k.exists());
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let procs = self.procs()?;
+            if procs.is_empty() {
+                return Ok(());
+            }
+            if let Some(k) = &kill_file {
+                write(k, "1")?;
+            } else {
+                let freezer = match &self.kind {
+                    Kind::V1 {
+                        freezer: Some(f), ..
+                    } => Some(f.join("freezer.state")),
+                    _ => None,
+                };
+                if let Some(f) = &freezer {
+                    optional(write(f, "FROZEN"))?;
+                }
+                for p in procs {
+                    // Gone already is fine: that is what we want.
+                    let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+                }
+                if let Some(f) = &freezer {
+                    optional(write(f, "THAWED"))?;
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(CgroupError::Survivors(self.dirs()[0].to_path_buf()));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Kills what is left and removes the cgroup's directories.
+    pub fn remove(mut self) -> Result<(), CgroupError> {
+        self.remove_dirs()
+    }
+
+    fn remove_dirs(&mut self) -> Result<(), CgroupError> {
+        self.kill_all()?;
+        let dirs: Vec<PathBuf> = self.dirs().into_iter().map(Path::to_path_buf).collect();
+        for dir in dirs {
+            // A cgroup directory can be removed once its last process is reaped; the
+            // kernel may take a moment after the kill.
+            let mut tries = 0;
+            loop {
+                match std::fs::remove_dir(&dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                    Err(e) if tries < 100 && e.raw_os_error() == Some(nix::libc::EBUSY) => {
+                        tries += 1;
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => return Err(io(&dir)(e)),
+                }
+            }
+        }
+        self.kind = Kind::V2 {
+            dir: PathBuf::new(),
+        };
+        Ok(())
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        if matches!(&self.kind, Kind::V2 { dir } if dir.as_os_str().is_empty()) {
+            return;
+        }
+        if let Err(e) = self.remove_dirs() {
+            eprintln!("physiojudge sandbox: cleaning up a cgroup: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A simulated cgroup v2 root: the interface files of the root only; the test plays
+    /// the kernel by writing the files a real cgroupfs would provide.
+    fn fake_v2() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join("cgroup.controllers"),
+            "cpuset cpu io memory hugetlb pids rdma misc\n",
+        )
+        .unwrap();
+        std::fs::write(t.path().join("cgroup.subtree_control"), "").unwrap();
+        t
+    }
+
+    #[test]
+    fn v2_layout_limits_and_accounting() {
+        let t = fake_v2();
+        let layout = Layout::detect(t.path()).unwrap();
+        assert_eq!(
+            layout,
+            Layout::V2 {
+                root: t.path().to_path_buf()
+            }
+        );
+        let cg = layout
+            .create(
+                "run1",
+                CgroupLimits {
+                    memory_bytes: 64 << 20,
+                    pids: 8,
+                },
+            )
+            .unwrap();
+        let dir = t.path().join("physiojudge/run1");
+        let file = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
+        assert_eq!(file("memory.max"), "67108864");
+        assert_eq!(file("memory.swap.max"), "0");
+        assert_eq!(file("memory.oom.group"), "1");
+        assert_eq!(file("pids.max"), "8");
+        // Each `+controller` write replaces the simulated file; the last one stays.
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("physiojudge/cgroup.subtree_control")).unwrap(),
+            "+cpu"
+        );
+
+        std::fs::write(
+            dir.join("cpu.stat"),
+            "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("memory.peak"), "12345678\n").unwrap();
+        std::fs::write(
+            dir.join("memory.events"),
+            "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 1\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("pids.events"), "max 2\n").unwrap();
+        std::fs::write(dir.join("cgroup.procs"), "").unwrap();
+        assert_eq!(cg.cpu_time().unwrap(), Duration::from_millis(1500));
+        assert_eq!(cg.memory_peak(), Some(12345678));
+        assert_eq!(cg.oom_kills().unwrap(), 1);
+        assert_eq!(cg.pids_limit_hits().unwrap(), 2);
+        cg.add(4242).unwrap();
+        assert_eq!(file("cgroup.procs"), "4242");
+        assert_eq!(cg.procs().unwrap(), [4242]);
+
+        // A stat file the kernel would never write is an error naming the file.
+        std::fs::write(dir.join("cpu.stat"), "garbage\n").unwrap();
+        let e = cg.cpu_time().unwrap_err().to_string();
+        assert!(e.contains("cpu.stat") && e.contains("usage_usec"), "{e}");
+        std::fs::remove_file(dir.join("memory.peak")).unwrap();
+        assert_eq!(cg.memory_peak(), None);
+        // The simulated directory holds plain files, so it cannot be removed as a real
+        // cgroup would be; clean-up reports that instead of panicking.
+        std::fs::write(dir.join("cgroup.procs"), "").unwrap();
+        assert!(cg.remove().is_err());
+    }
+
+    #[test]
+    fn v1_layout_on_a_hybrid_tree() {
+        let t = tempfile::tempdir().unwrap();
+        let b = t.path();
+        for (d, f) in [
+            ("memory", "memory.limit_in_bytes"),
+            ("pids", "cgroup.procs"),
+            ("cpuacct", "cpuacct.usage"),
+            ("freezer", "cgroup.procs"),
+            ("unified", "cgroup.procs"),
+        ] {
+            std::fs::create_dir(b.join(d)).unwrap();
+            std::fs::write(b.join(d).join(f), "").unwrap();
+        }
+        std::fs::write(b.join("unified/cgroup.controllers"), "hugetlb\n").unwrap();
+        let layout = Layout::detect(b).unwrap();
+        assert_eq!(layout.version(), 1);
+        let cg = layout
+            .create(
+                "run2",
+                CgroupLimits {
+                    memory_bytes: 1 << 30,
+                    pids: 16,
+                },
+            )
+            .unwrap();
+        assert_eq!(cg.dirs().len(), 5);
+        let m = b.join("memory/physiojudge/run2");
+        assert_eq!(
+            std::fs::read_to_string(m.join("memory.limit_in_bytes")).unwrap(),
+            "1073741824"
+        );
+        assert_eq!(
+            std::fs::read_to_string(m.join("memory.memsw.limit_in_bytes")).unwrap(),
+            "1073741824"
+        );
+        assert_eq!(
+            std::fs::read_to_string(b.join("pids/physiojudge/run2/pids.max")).unwrap(),
+            "16"
+        );
+        std::fs::write(
+            b.join("cpuacct/physiojudge/run2/cpuacct.usage"),
+            "2500000000\n",
+        )
+        .unwrap();
+        std::fs::write(m.join("memory.max_usage_in_bytes"), "4096\n").unwrap();
+        std::fs::write(
+            m.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        assert_eq!(cg.cpu_time().unwrap(), Duration::from_millis(2500));
+        assert_eq!(cg.memory_peak(), Some(4096));
+        assert_eq!(cg.oom_kills().unwrap(), 2);
+        // No cgroup.procs in the simulated pids directory: clean-up says so.
+        assert!(
+            cg.remove()
+                .unwrap_err()
+                .to_string()
+                .contains("cgroup.procs")
+        );
+    }
+
+    #[test]
+    fn no_layout_is_a_clear_error() {
+        let t = tempfile::tempdir().unwrap();
+        let e = Layout::detect(t.path()).unwrap_err().to_string();
+        assert!(e.contains("no usable cgroup layout"), "{e}");
+    }
+}

@@ -1,0 +1,19 @@
+//! One isolated run of an untrusted program, and a typed account of how it ended.
+//!
+//! The judge runs every stage of every entry through here: the program gets its own
+//! mount, PID, network, IPC and UTS namespaces, a minimal read-only root, an unprivileged
+//! uid, a seccomp filter and resource limits enforced by cgroups (v1 or v2) and rlimits.
+//! The run ends in a [`RunResult`]: one flat record, like isolate's meta file, whose
+//! [`Verdict`] says why it ended. An [`Verdict::InternalError`] is the sandbox's fault and
+//! is never charged to an entry.
+//!
+//! Not here: what to run or which files to show (the judge decides), scoring, or any
+//! notion of challenges. The kernel is the real boundary; production workers run on
+//! dedicated VMs and this is the second wall.
+
+pub mod cgroup;
+pub mod limits;
+pub mod result;
+
+pub use limits::Limits;
+pub use result::{RunResult, Verdict};
