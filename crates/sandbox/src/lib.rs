@@ -12,8 +12,12 @@
 //! dedicated VMs and this is the second wall.
 
 pub mod cgroup;
+pub mod init;
 pub mod limits;
 pub mod result;
+pub mod run;
+mod seccomp;
 
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};
+pub use run::{InitProgram, Run, RunConfig, run};

@@ -1,0 +1,406 @@
+//! The inside of a run. The runner starts this code as a freshly executed program (so
+//! that nothing runs between `fork` and `exec` in a multi-threaded parent), already in new
+//! mount, network, IPC and UTS namespaces and with a new PID namespace for its children.
+//!
+//! Three processes:
+//! - the **helper** (outside the PID namespace) forks the init and waits for it, so that
+//!   the runner can wait for the helper;
+//! - the **init**, PID 1 of the new namespace, builds the minimal root (read-only binds,
+//!   fresh `/proc`, `/dev` with a few devices, size-capped `/tmp`), `pivot_root`s into it,
+//!   forks the program and reaps every orphan until the program ends. When the init
+//!   exits, the kernel kills whatever is left in the namespace;
+//! - the **program**, PID 2, sets its rlimits, drops to the slot's uid and gid with no
+//!   capabilities and `no_new_privs`, installs the seccomp filters and `exec`s.
+//!
+//! The init reports the program's ending (or why the sandbox could not be built) as one
+//! line on file descriptor 3: `exit N`, `signal N`, `setup MESSAGE` (the sandbox failed) or
+//! `exec MESSAGE` (the program could not be started).
+
+use std::ffi::CString;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
+
+use nix::mount::{MntFlags, MsFlags, mount, umount2};
+use nix::sys::resource::{Resource, setrlimit};
+use nix::sys::signal::Signal;
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Gid, Uid, fork};
+use serde::{Deserialize, Serialize};
+
+/// The status descriptor the init reports on.
+pub const STATUS_FD: i32 = 3;
+
+/// A bind mount into the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bind {
+    pub src: PathBuf,
+    pub dst: PathBuf,
+    pub writable: bool,
+}
+
+/// Everything the inside needs, passed as JSON on the helper's command line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitSpec {
+    /// An empty host directory to build the new root in.
+    pub root: PathBuf,
+    /// Host paths shown read-only at the same place (system directories, symlinks kept).
+    pub system: Vec<PathBuf>,
+    pub binds: Vec<Bind>,
+    pub tmp_bytes: u64,
+    pub uid: u32,
+    pub gid: u32,
+    pub cpu_seconds: u64,
+    pub file_size_bytes: u64,
+    pub open_files: u64,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub argv: Vec<String>,
+}
+
+fn report(line: &str) {
+    // SAFETY: descriptor 3 is the status pipe the runner set up for this process tree;
+    // nothing else in this process opens or closes it.
+    #[allow(unsafe_code)]
+    let fd = unsafe { BorrowedFd::borrow_raw(STATUS_FD) };
+    let mut line = line.replace('\n', " ");
+    line.push('\n');
+    let _ = nix::unistd::write(fd, line.as_bytes());
+}
+
+/// The helper's entry point: never returns.
+pub fn main(spec_json: &str) -> ! {
+    let spec: InitSpec = match serde_json::from_str(spec_json) {
+        Ok(s) => s,
+        Err(e) => {
+            report(&format!("setup cannot read the sandbox specification: {e}"));
+            std::process::exit(125);
+        }
+    };
+    // SAFETY: this process was just executed and has one thread, so the child may do
+    // anything after the fork.
+    #[allow(unsafe_code)]
+    match unsafe { fork() } {
+        Ok(ForkResult::Child) => init(&spec),
+        Ok(ForkResult::Parent { child }) => {
+            let _ = nix::unistd::close(STATUS_FD);
+            loop {
+                match waitpid(child, None) {
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    _ => std::process::exit(0),
+                }
+            }
+        }
+        Err(e) => {
+            report(&format!("setup fork: {e}"));
+            std::process::exit(125);
+        }
+    }
+}
+
+fn init(spec: &InitSpec) -> ! {
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    if let Err(e) = build_root(spec) {
+        report(&format!("setup {e}"));
+        std::process::exit(125);
+    }
+    // SAFETY: single-threaded process (see `main`).
+    #[allow(unsafe_code)]
+    let program = match unsafe { fork() } {
+        Ok(ForkResult::Child) => program(spec),
+        Ok(ForkResult::Parent { child }) => child,
+        Err(e) => {
+            report(&format!("setup fork: {e}"));
+            std::process::exit(125);
+        }
+    };
+    loop {
+        match waitpid(None, None) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == program => {
+                report(&format!("exit {code}"));
+                std::process::exit(0);
+            }
+            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == program => {
+                report(&format!("signal {}", sig as i32));
+                std::process::exit(0);
+            }
+            Err(nix::errno::Errno::ECHILD) => {
+                report("setup the program vanished");
+                std::process::exit(125);
+            }
+            _ => continue,
+        }
+    }
+}
+
+/// A failed step of building the root: what was being done, to which path, and errno.
+fn step(what: &str, path: &Path) -> impl FnOnce(nix::errno::Errno) -> String {
+    let msg = format!("{what} {}", path.display());
+    move |e| format!("{msg}: {e}")
+}
+
+fn io_step(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> String {
+    let msg = format!("{what} {}", path.display());
+    move |e| format!("{msg}: {e}")
+}
+
+/// `dst` (absolute) under the new root.
+fn under(root: &Path, dst: &Path) -> PathBuf {
+    root.join(dst.strip_prefix("/").unwrap_or(dst))
+}
+
+fn bind(root: &Path, src: &Path, dst: &Path, writable: bool) -> Result<(), String> {
+    let target = under(root, dst);
+    let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
+    if meta.file_type().is_symlink() {
+        // Merged-/usr systems have /bin -> usr/bin: keep the link, not a second mount.
+        let link = std::fs::read_link(src).map_err(io_step("read link", src))?;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io_step("mkdir", parent))?;
+        }
+        return std::os::unix::fs::symlink(&link, &target).map_err(io_step("symlink", &target));
+    }
+    if meta.is_dir() {
+        std::fs::create_dir_all(&target).map_err(io_step("mkdir", &target))?;
+    } else {
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io_step("mkdir", parent))?;
+        }
+        std::fs::write(&target, b"").map_err(io_step("create", &target))?;
+    }
+    mount(
+        Some(src),
+        &target,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(step("bind", src))?;
+    let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    if !writable {
+        flags |= MsFlags::MS_RDONLY;
+    }
+    mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
+        .map_err(step("remount", &target))
+}
+
+fn build_root(spec: &InitSpec) -> Result<(), String> {
+    let root = &spec.root;
+    // Nothing we mount may propagate back to the host.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(step("make private", Path::new("/")))?;
+    mount(
+        Some("tmpfs"),
+        root,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=16m,mode=0755"),
+    )
+    .map_err(step("mount the root tmpfs on", root))?;
+    for dir in &spec.system {
+        if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
+            bind(root, dir, dir, false)?;
+        }
+    }
+    for b in &spec.binds {
+        bind(root, &b.src, &b.dst, b.writable)?;
+    }
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(io_step("mkdir", &tmp))?;
+    mount(
+        Some("tmpfs"),
+        &tmp,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(format!("size={},mode=1777", spec.tmp_bytes.max(4096)).as_str()),
+    )
+    .map_err(step("mount tmpfs on", &tmp))?;
+    let proc_dir = root.join("proc");
+    std::fs::create_dir_all(&proc_dir).map_err(io_step("mkdir", &proc_dir))?;
+    mount(
+        Some("proc"),
+        &proc_dir,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(step("mount proc on", &proc_dir))?;
+    build_dev(root)?;
+    build_etc(root, spec)?;
+
+    let old = root.join(".oldroot");
+    std::fs::create_dir_all(&old).map_err(io_step("mkdir", &old))?;
+    nix::unistd::pivot_root(root, &old).map_err(step("pivot_root into", root))?;
+    nix::unistd::chdir("/").map_err(step("chdir", Path::new("/")))?;
+    umount2("/.oldroot", MntFlags::MNT_DETACH).map_err(step("detach", Path::new("/.oldroot")))?;
+    std::fs::remove_dir("/.oldroot").map_err(io_step("rmdir", Path::new("/.oldroot")))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        None::<&str>,
+    )
+    .map_err(step("remount read-only", Path::new("/")))?;
+    nix::unistd::sethostname("sandbox").map_err(step("sethostname", Path::new("sandbox")))?;
+    Ok(())
+}
+
+fn build_dev(root: &Path) -> Result<(), String> {
+    let dev = root.join("dev");
+    std::fs::create_dir_all(&dev).map_err(io_step("mkdir", &dev))?;
+    mount(
+        Some("tmpfs"),
+        &dev,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("size=64k,mode=0755"),
+    )
+    .map_err(step("mount tmpfs on", &dev))?;
+    for name in ["null", "zero", "full", "random", "urandom"] {
+        let host = Path::new("/dev").join(name);
+        bind(root, &host, &host, true)?;
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        let path = dev.join(link);
+        std::os::unix::fs::symlink(target, &path).map_err(io_step("symlink", &path))?;
+    }
+    // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
+    let shm = dev.join("shm");
+    std::fs::create_dir_all(&shm).map_err(io_step("mkdir", &shm))?;
+    mount(
+        Some("tmpfs"),
+        &shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        Some("size=64m,mode=1777"),
+    )
+    .map_err(step("mount tmpfs on", &shm))
+}
+
+fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {
+    let etc = root.join("etc");
+    std::fs::create_dir_all(&etc).map_err(io_step("mkdir", &etc))?;
+    let files = [
+        (
+            "passwd",
+            format!(
+                "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:{}:{}:sandbox:/tmp:/usr/sbin/nologin\n",
+                spec.uid, spec.gid
+            ),
+        ),
+        ("group", format!("root:x:0:\nsandbox:x:{}:\n", spec.gid)),
+        (
+            "hosts",
+            "127.0.0.1 localhost sandbox\n::1 localhost\n".to_string(),
+        ),
+    ];
+    for (name, text) in files {
+        let path = etc.join(name);
+        std::fs::write(&path, text).map_err(io_step("write", &path))?;
+    }
+    // What the dynamic linker and the C library read; nothing else of the host's /etc.
+    for name in ["ld.so.cache", "ld.so.conf", "localtime"] {
+        let host = Path::new("/etc").join(name);
+        if host.is_file() {
+            bind(root, &host, &host, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// `argv[0]` as a path: itself when it has a slash, else the first executable file of
+/// that name on the PATH the program gets.
+fn resolve(spec: &InitSpec) -> Result<PathBuf, String> {
+    let name = spec.argv.first().ok_or("no command")?;
+    if name.contains('/') {
+        return Ok(PathBuf::from(name));
+    }
+    let path = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("/usr/local/bin:/usr/bin:/bin");
+    for dir in path.split(':').filter(|d| !d.is_empty()) {
+        let candidate = Path::new(dir).join(name);
+        if nix::unistd::access(&candidate, nix::unistd::AccessFlags::X_OK).is_ok()
+            && candidate.is_file()
+        {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("{name}: command not found in PATH {path}"))
+}
+
+fn program(spec: &InitSpec) -> ! {
+    let e = match start(spec) {
+        Err(e) => e,
+        Ok(never) => match never {},
+    };
+    report(&format!("exec {e}"));
+    std::process::exit(127);
+}
+
+fn start(spec: &InitSpec) -> Result<std::convert::Infallible, String> {
+    let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
+    let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
+    // The CPU limit is enforced by the runner from the cgroup; RLIMIT_CPU is the
+    // per-process backstop (SIGXCPU at the soft limit, SIGKILL a second later).
+    setrlimit(Resource::RLIMIT_CPU, spec.cpu_seconds, spec.cpu_seconds + 1)
+        .map_err(err("setrlimit"))?;
+    limit(Resource::RLIMIT_FSIZE, spec.file_size_bytes)?;
+    limit(Resource::RLIMIT_NOFILE, spec.open_files)?;
+    limit(Resource::RLIMIT_CORE, 0)?;
+    nix::unistd::chdir(&spec.cwd).map_err(|e| format!("chdir {}: {e}", spec.cwd.display()))?;
+    let exe = resolve(spec)?;
+    let c = |s: &str| CString::new(s).map_err(|_| format!("{s:?} holds a NUL byte"));
+    let argv: Vec<CString> = spec.argv.iter().map(|a| c(a)).collect::<Result<_, _>>()?;
+    let env: Vec<CString> = spec
+        .env
+        .iter()
+        .map(|(k, v)| c(&format!("{k}={v}")))
+        .collect::<Result<_, _>>()?;
+    let exe_c = c(&exe.to_string_lossy())?;
+    let filters = crate::seccomp::filters().map_err(|e| format!("seccomp: {e}"))?;
+
+    // Capabilities: empty the bounding set while still root, then drop to the slot's ids
+    // (which clears the permitted and effective sets).
+    for cap in 0..64 {
+        // SAFETY: prctl with integer arguments only.
+        #[allow(unsafe_code)]
+        let r = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if r != 0 {
+            break;
+        }
+    }
+    let (uid, gid) = (Uid::from_raw(spec.uid), Gid::from_raw(spec.gid));
+    nix::unistd::setgroups(&[gid]).map_err(err("setgroups"))?;
+    nix::unistd::setresgid(gid, gid, gid).map_err(err("setresgid"))?;
+    nix::unistd::setresuid(uid, uid, uid).map_err(err("setresuid"))?;
+    nix::sys::prctl::set_no_new_privs().map_err(err("no_new_privs"))?;
+    // The status pipe must not reach the program.
+    nix::fcntl::fcntl(
+        // SAFETY: see `report`.
+        #[allow(unsafe_code)]
+        unsafe {
+            BorrowedFd::borrow_raw(STATUS_FD)
+        },
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    )
+    .map_err(err("fcntl"))?;
+    for f in &filters {
+        seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
+    }
+    nix::unistd::execve(&exe_c, &argv, &env).map_err(|e| format!("{}: {e}", exe.display()))
+}

@@ -1,0 +1,487 @@
+//! Running one program in the sandbox: start the inside ([`crate::init`]) in new
+//! namespaces and a fresh cgroup, watch the limits, collect the output, and turn what
+//! happened into a [`RunResult`].
+
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::libc;
+use nix::sched::CloneFlags;
+
+use crate::cgroup::{CgroupLimits, Layout};
+use crate::init::{Bind, InitSpec, STATUS_FD};
+use crate::{Limits, RunResult, Verdict};
+
+/// The first uid (and gid) of the sandbox slots: slot `n` runs as `BASE_ID + n`, so runs
+/// in different slots cannot touch each other's files or processes.
+pub const BASE_ID: u32 = 60000;
+
+/// The host directories every sandbox sees read-only (those that exist).
+pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"];
+
+/// How to start the inside: a program (this binary, or the crate's own helper) and the
+/// arguments that make it run [`crate::init::main`] with the specification that follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitProgram {
+    pub path: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// One run: what to execute, what it sees and what it may use.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub argv: Vec<String>,
+    /// The program's whole environment (nothing of the caller's leaks in).
+    pub env: Vec<(String, String)>,
+    /// Working directory inside the sandbox.
+    pub cwd: PathBuf,
+    /// Extra binds. A writable bind's source directory is given to the slot's uid.
+    pub binds: Vec<Bind>,
+    pub limits: Limits,
+    /// Concurrent runs use different slots.
+    pub slot: u32,
+    /// A file fed on stdin (else `/dev/null`).
+    pub stdin: Option<PathBuf>,
+    pub init: InitProgram,
+    /// Where the cgroup hierarchies are mounted.
+    pub cgroup_base: PathBuf,
+}
+
+impl RunConfig {
+    /// A run of `argv` with the default limits and environment, in slot 0.
+    pub fn new(argv: Vec<String>, init: InitProgram) -> RunConfig {
+        RunConfig {
+            argv,
+            env: default_env(),
+            cwd: PathBuf::from("/"),
+            binds: Vec::new(),
+            limits: Limits::default(),
+            slot: 0,
+            stdin: None,
+            init,
+            cgroup_base: PathBuf::from("/sys/fs/cgroup"),
+        }
+    }
+}
+
+/// PATH, a writable HOME, UTF-8, and Python made reproducible (fixed hash seed) and
+/// quiet on a read-only file system (no bytecode files).
+pub fn default_env() -> Vec<(String, String)> {
+    [
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("HOME", "/tmp"),
+        ("LANG", "C.UTF-8"),
+        ("PYTHONHASHSEED", "0"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The record of a run and what it wrote (up to the output limit).
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub result: RunResult,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Reads a stream, keeping the first `cap` bytes and counting all; sets `over` (and
+/// stops reading) once more than `cap` bytes arrive.
+fn capture(mut r: impl Read, cap: u64, over: Arc<AtomicBool>) -> (Vec<u8>, u64) {
+    let mut kept = Vec::new();
+    let mut total = 0u64;
+    let mut buf = [0u8; 16384];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len() as u64) as usize;
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                total += n as u64;
+                if total > cap {
+                    over.store(true, Ordering::SeqCst);
+                    break;
+                }
+            }
+        }
+    }
+    (kept, total)
+}
+
+fn internal(message: String, wall: Duration) -> Run {
+    Run {
+        result: RunResult {
+            verdict: Verdict::InternalError,
+            exit_code: None,
+            signal: None,
+            cpu_time_s: 0.0,
+            wall_time_s: wall.as_secs_f64(),
+            peak_memory_bytes: None,
+            instructions: None,
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            message: Some(message),
+        },
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    }
+}
+
+/// Why the runner itself stopped the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cpu,
+    Wall,
+    Output,
+}
+
+/// Runs the program and says how it ended. Never fails: a sandbox failure is a result
+/// with the `internal_error` verdict and a message.
+pub fn run(cfg: &RunConfig) -> Run {
+    let start = Instant::now();
+    match run_inner(cfg, start) {
+        Ok(r) => r,
+        Err(e) => internal(e, start.elapsed()),
+    }
+}
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
+    let id = BASE_ID + cfg.slot;
+    let name = format!(
+        "slot{}-{}-{}",
+        cfg.slot,
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    );
+    let layout = Layout::detect(&cfg.cgroup_base).map_err(|e| e.to_string())?;
+    let cgroup = layout
+        .create(
+            &name,
+            CgroupLimits {
+                memory_bytes: cfg.limits.memory_bytes,
+                pids: cfg.limits.pids,
+            },
+        )
+        .map_err(|e| format!("cgroup: {e}"))?;
+    let root = RootDir::new(&name)?;
+    for b in cfg.binds.iter().filter(|b| b.writable) {
+        nix::unistd::chown(
+            &b.src,
+            Some(nix::unistd::Uid::from_raw(id)),
+            Some(nix::unistd::Gid::from_raw(id)),
+        )
+        .map_err(|e| format!("giving {} to the sandbox uid: {e}", b.src.display()))?;
+    }
+    let spec = InitSpec {
+        root: root.0.clone(),
+        system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
+        binds: cfg.binds.clone(),
+        tmp_bytes: cfg.limits.tmp_bytes,
+        uid: id,
+        gid: id,
+        cpu_seconds: cfg.limits.cpu_time.as_secs_f64().ceil() as u64,
+        file_size_bytes: cfg.limits.file_size_bytes,
+        open_files: cfg.limits.open_files,
+        env: cfg.env.clone(),
+        cwd: cfg.cwd.clone(),
+        argv: cfg.argv.clone(),
+    };
+    let spec = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
+    let (status_r, status_w) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+    let procs: Vec<std::ffi::CString> = cgroup
+        .dirs()
+        .iter()
+        .map(|d| {
+            std::ffi::CString::new(d.join("cgroup.procs").as_os_str().as_encoded_bytes())
+                .expect("no NUL in a path")
+        })
+        .collect();
+    let stdin = match &cfg.stdin {
+        Some(p) => {
+            Stdio::from(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)
+        }
+        None => Stdio::null(),
+    };
+    let mut cmd = Command::new(&cfg.init.path);
+    cmd.args(&cfg.init.args)
+        .arg(&spec)
+        .env_clear()
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let status_raw = status_w.as_raw_fd();
+    // SAFETY: the closure runs between fork and exec, so it only makes system calls on
+    // data prepared before the fork (no allocation, no locks).
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            // Join the run's cgroup first, so that everything started later is in it.
+            for p in &procs {
+                let fd = libc::open(p.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::setsid() < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            let flags = CloneFlags::CLONE_NEWNS
+                | CloneFlags::CLONE_NEWNET
+                | CloneFlags::CLONE_NEWIPC
+                | CloneFlags::CLONE_NEWUTS
+                | CloneFlags::CLONE_NEWPID;
+            if libc::unshare(flags.bits()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // dup2 onto itself would keep close-on-exec; clear the flag then.
+            let ok = if status_raw == STATUS_FD {
+                libc::fcntl(STATUS_FD, libc::F_SETFD, 0) == 0
+            } else {
+                libc::dup2(status_raw, STATUS_FD) == STATUS_FD
+            };
+            if !ok {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("starting the sandbox: {e}"))?;
+    drop(status_w);
+    let over = Arc::new(AtomicBool::new(false));
+    let cap = cfg.limits.output_bytes;
+    let (o, e) = (
+        child.stdout.take().expect("piped"),
+        child.stderr.take().expect("piped"),
+    );
+    let (o_over, e_over) = (over.clone(), over.clone());
+    let out_thread = std::thread::spawn(move || capture(o, cap, o_over));
+    let err_thread = std::thread::spawn(move || capture(e, cap, e_over));
+
+    let mut stop = None;
+    let mut pause = Duration::from_micros(100);
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| format!("wait: {e}"))? {
+            break s;
+        }
+        let reason = if over.load(Ordering::SeqCst) {
+            Some(Stop::Output)
+        } else if start.elapsed() > cfg.limits.wall_time {
+            Some(Stop::Wall)
+        } else if cgroup.cpu_time().is_ok_and(|t| t > cfg.limits.cpu_time) {
+            Some(Stop::Cpu)
+        } else {
+            None
+        };
+        if let Some(r) = reason {
+            stop.get_or_insert(r);
+            cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
+    };
+    let wall = start.elapsed();
+    let _ = status;
+    // Whatever is left (it should be nothing: the init's exit ends the namespace).
+    cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
+    let mut line = String::new();
+    std::fs::File::from(status_r)
+        .read_to_string(&mut line)
+        .map_err(|e| format!("status pipe: {e}"))?;
+    let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
+    let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
+    let cpu = cgroup.cpu_time().map_err(|e| format!("cgroup: {e}"))?;
+    let peak = cgroup.memory_peak();
+    let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
+    cgroup.remove().map_err(|e| format!("cgroup: {e}"))?;
+    drop(root);
+
+    let (mut exit_code, mut signal) = (None, None);
+    let line = line.trim();
+    let (verdict, message) = if let Some(code) = line.strip_prefix("exit ") {
+        exit_code = code.parse().ok();
+        (Verdict::Ok, None)
+    } else if let Some(sig) = line.strip_prefix("signal ") {
+        signal = sig.parse().ok();
+        (Verdict::Signalled, None)
+    } else if let Some(why) = line.strip_prefix("exec ") {
+        exit_code = Some(127);
+        (
+            Verdict::RuntimeError,
+            Some(format!("cannot start the program: {why}")),
+        )
+    } else if stop.is_some() || oom {
+        // The init itself was killed (a limit hit while the program was starting).
+        signal = Some(libc::SIGKILL);
+        (Verdict::Signalled, None)
+    } else {
+        let why = line.strip_prefix("setup ").unwrap_or(line);
+        return Err(format!(
+            "the sandbox could not be set up: {}",
+            if why.is_empty() {
+                "no report from the init"
+            } else {
+                why
+            }
+        ));
+    };
+    let verdict_message = classify(
+        verdict,
+        exit_code,
+        signal,
+        stop,
+        oom,
+        &cfg.limits,
+        cpu,
+        wall,
+    );
+    let (verdict, msg) = verdict_message;
+    Ok(Run {
+        result: RunResult {
+            verdict,
+            exit_code,
+            signal,
+            cpu_time_s: cpu.as_secs_f64(),
+            wall_time_s: wall.as_secs_f64(),
+            peak_memory_bytes: peak,
+            instructions: None,
+            stdout_bytes,
+            stderr_bytes,
+            stdout_truncated: stdout_bytes > cap,
+            stderr_truncated: stderr_bytes > cap,
+            message: message.or(msg),
+        },
+        stdout,
+        stderr,
+    })
+}
+
+/// The verdict, from the most to the least specific explanation.
+#[allow(clippy::too_many_arguments)]
+fn classify(
+    base: Verdict,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    stop: Option<Stop>,
+    oom: bool,
+    limits: &Limits,
+    cpu: Duration,
+    wall: Duration,
+) -> (Verdict, Option<String>) {
+    let mb = |b: u64| b as f64 / (1 << 20) as f64;
+    if signal == Some(libc::SIGSYS) {
+        return (
+            Verdict::ForbiddenSyscall,
+            Some("killed for a forbidden system call (seccomp)".into()),
+        );
+    }
+    if oom {
+        return (
+            Verdict::MemoryLimit,
+            Some(format!(
+                "memory limit of {:.0} MiB exceeded",
+                mb(limits.memory_bytes)
+            )),
+        );
+    }
+    match stop {
+        Some(Stop::Cpu) => {
+            return (
+                Verdict::TimeLimit,
+                Some(format!(
+                    "CPU time limit of {:.3} s exceeded ({:.3} s used)",
+                    limits.cpu_time.as_secs_f64(),
+                    cpu.as_secs_f64()
+                )),
+            );
+        }
+        Some(Stop::Wall) => {
+            return (
+                Verdict::WallTimeLimit,
+                Some(format!(
+                    "wall time limit of {:.3} s exceeded",
+                    limits.wall_time.as_secs_f64()
+                )),
+            );
+        }
+        Some(Stop::Output) => {
+            return (
+                Verdict::OutputLimit,
+                Some(format!(
+                    "output limit of {} bytes exceeded",
+                    limits.output_bytes
+                )),
+            );
+        }
+        None => {}
+    }
+    match signal {
+        Some(libc::SIGXCPU) => (
+            Verdict::TimeLimit,
+            Some(format!(
+                "CPU time limit of {:.3} s exceeded",
+                limits.cpu_time.as_secs_f64()
+            )),
+        ),
+        Some(libc::SIGXFSZ) => (
+            Verdict::OutputLimit,
+            Some(format!(
+                "file size limit of {} bytes exceeded",
+                limits.file_size_bytes
+            )),
+        ),
+        Some(s) => (
+            Verdict::Signalled,
+            Some(format!(
+                "killed by signal {s}{}",
+                if wall > limits.wall_time {
+                    " after the wall time limit"
+                } else {
+                    ""
+                }
+            )),
+        ),
+        None => match (base, exit_code) {
+            (Verdict::Ok, Some(0)) => (Verdict::Ok, None),
+            (Verdict::Ok, Some(c)) => (
+                Verdict::RuntimeError,
+                Some(format!("exited with status {c}")),
+            ),
+            (v, _) => (v, None),
+        },
+    }
+}
+
+/// The empty host directory the inside builds its root in; removed afterwards.
+struct RootDir(PathBuf);
+
+impl RootDir {
+    fn new(name: &str) -> Result<RootDir, String> {
+        let path = std::env::temp_dir().join(format!("physiojudge-root-{name}"));
+        std::fs::create_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(RootDir(path))
+    }
+}
+
+impl Drop for RootDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
