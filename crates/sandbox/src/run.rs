@@ -299,6 +299,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     };
     let wall = start.elapsed();
     let _ = status;
+
     // Whatever is left (it should be nothing: the init's exit ends the namespace).
     cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
     let mut line = String::new();
@@ -307,6 +308,11 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         .map_err(|e| format!("status pipe: {e}"))?;
     let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
     let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
+    // A reader that saw too much closes its pipe, and the program may die of that
+    // (SIGPIPE) or end before the loop above notices: the flood is still the reason.
+    if (stdout_bytes > cap || stderr_bytes > cap) && stop.is_none() {
+        stop = Some(Stop::Output);
+    }
     let cpu = cgroup.cpu_time().map_err(|e| format!("cgroup: {e}"))?;
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;

@@ -42,3 +42,227 @@ fn true_is_ok_and_exit_status_is_a_runtime_error() {
         (&b"out\n"[..], &b"err\n"[..])
     );
 }
+
+#[test]
+fn network_is_loopback_only_and_the_host_is_unreachable() {
+    // A listener on the host's 127.0.0.1: the sandbox's loopback is another one.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "import socket, os\n\
+         s = socket.socket()\n\
+         s.settimeout(2)\n\
+         try:\n    s.connect(('127.0.0.1', {port})); print('connected')\n\
+         except OSError as e:\n    print('refused', e.errno)\n\
+         print(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else sorted(n for _, n in socket.if_nameindex()))\n\
+         try:\n    socket.getaddrinfo('localhost.invalid', 80); print('resolved')\n\
+         except OSError:\n    print('no resolution')\n"
+    );
+    let Some(cfg) = config("network", &["/usr/bin/python3", "-c", &script]) else {
+        return;
+    };
+    let r = run(&cfg);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(
+        r.result.verdict,
+        Verdict::Ok,
+        "{:?} {out} {}",
+        r.result,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(out.starts_with("refused"), "{out}");
+    assert!(out.contains("['lo']"), "{out}");
+    assert!(out.contains("no resolution"), "{out}");
+}
+
+#[test]
+fn filesystem_is_read_only_and_host_paths_are_invisible() {
+    let work = tempfile::tempdir().unwrap();
+    let labels = tempfile::tempdir().unwrap();
+    std::fs::write(labels.path().join("REFERENCE.csv"), "A00001,N\n").unwrap();
+    let script = format!(
+        "for p in /usr/x /etc/x /x /proc/x; do touch $p 2>/dev/null && echo wrote $p; done; \
+         touch /work/ok && echo wrote /work/ok; touch /tmp/ok && echo wrote /tmp/ok; \
+         for p in /root {} {} {}; do [ -e $p ] && echo sees $p; done; \
+         id -u; id -g; cat /proc/self/status | grep -E '^Cap(Eff|Prm|Bnd)'; ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '",
+        std::env::current_dir().unwrap().display(),
+        labels.path().display(),
+        labels.path().join("REFERENCE.csv").display()
+    );
+    let Some(mut cfg) = sh("filesystem", &script) else {
+        return;
+    };
+    cfg.binds.push(sandbox::init::Bind {
+        src: work.path().into(),
+        dst: "/work".into(),
+        writable: true,
+    });
+    let r = run(&cfg);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(
+        r.result.verdict,
+        Verdict::Ok,
+        "{:?} {out} {}",
+        r.result,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let wrote: Vec<&str> = out.lines().filter(|l| l.starts_with("wrote")).collect();
+    assert_eq!(wrote, ["wrote /work/ok", "wrote /tmp/ok"], "{out}");
+    assert!(!out.contains("sees"), "{out}");
+    assert!(work.path().join("ok").exists());
+    assert!(out.contains("60000\n60000\n"), "not root: {out}");
+    for cap in [
+        "CapEff:\t0000000000000000",
+        "CapPrm:\t0000000000000000",
+        "CapBnd:\t0000000000000000",
+    ] {
+        assert!(out.contains(cap), "{cap}: {out}");
+    }
+    // Only the sandbox's own processes: the init (1), the shell and ls.
+    let pids: Vec<u32> = out
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(
+        pids.contains(&1) && pids.iter().all(|&p| p < 100),
+        "{pids:?}"
+    );
+}
+
+#[test]
+fn fork_bomb_is_contained() {
+    let Some(mut cfg) = sh("fork_bomb", "b() { b | b & }; b; sleep 3") else {
+        return;
+    };
+    cfg.limits.pids = 16;
+    cfg.limits.wall_time = Duration::from_secs(3);
+    let r = run(&cfg);
+    // The bomb cannot grow past the pids limit; the wall clock ends it.
+    assert_eq!(r.result.verdict, Verdict::WallTimeLimit, "{:?}", r.result);
+    // The host can still start processes.
+    assert!(
+        std::process::Command::new("/bin/true")
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+#[test]
+fn memory_bomb_is_a_memory_limit() {
+    let Some(mut cfg) = config(
+        "memory_bomb",
+        &["/usr/bin/python3", "-c", "b = bytearray(400 << 20)"],
+    ) else {
+        return;
+    };
+    cfg.limits.memory_bytes = 100 << 20;
+    let r = run(&cfg);
+    assert_eq!(r.result.verdict, Verdict::MemoryLimit, "{:?}", r.result);
+    assert!(r.result.peak_memory_bytes.unwrap() <= 100 << 20);
+}
+
+#[test]
+fn busy_loop_is_a_time_limit_and_sleep_a_wall_time_limit() {
+    let Some(mut cfg) = sh("busy_loop", "while :; do :; done") else {
+        return;
+    };
+    cfg.limits.cpu_time = Duration::from_millis(500);
+    let r = run(&cfg);
+    assert_eq!(r.result.verdict, Verdict::TimeLimit, "{:?}", r.result);
+    assert!(
+        r.result.cpu_time_s >= 0.5 && r.result.cpu_time_s < 2.0,
+        "{:?}",
+        r.result
+    );
+
+    let mut cfg = sh("sleep", "sleep 30").unwrap();
+    cfg.limits.wall_time = Duration::from_millis(500);
+    let r = run(&cfg);
+    assert_eq!(r.result.verdict, Verdict::WallTimeLimit, "{:?}", r.result);
+    assert!(r.result.wall_time_s < 2.0, "{:?}", r.result);
+}
+
+#[test]
+fn output_flood_is_an_output_limit() {
+    let Some(mut cfg) = sh("output_flood", "yes flood") else {
+        return;
+    };
+    cfg.limits.output_bytes = 64 << 10;
+    let r = run(&cfg);
+    assert_eq!(r.result.verdict, Verdict::OutputLimit, "{:?}", r.result);
+    assert!(r.result.stdout_truncated);
+    assert_eq!(r.stdout.len(), 64 << 10);
+}
+
+#[test]
+fn forbidden_syscalls_are_fatal() {
+    // Each attack as a direct system call through Python's ctypes (libc's syscall()).
+    let attacks = [
+        ("unshare", "libc.syscall(272, 0x10000000)"), // unshare(CLONE_NEWUSER)
+        (
+            "mount",
+            "libc.syscall(165, b'none', b'/tmp', b'tmpfs', 0, None)",
+        ),
+        ("ptrace", "libc.syscall(101, 16, 1, 0, 0)"), // PTRACE_ATTACH to init
+        ("bpf", "libc.syscall(321, 0, 0, 0)"),
+        ("keyctl", "libc.syscall(250, 0, 0, 0, 0, 0)"),
+        ("io_uring_setup", "libc.syscall(425, 1, 0)"),
+        ("perf_event_open", "libc.syscall(298, 0, 0, -1, -1, 0)"),
+        (
+            "packet socket",
+            "import socket; socket.socket(17, socket.SOCK_RAW)",
+        ),
+    ];
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("forbidden_syscalls_are_fatal: skipped: the syscall numbers are x86-64's");
+        return;
+    }
+    for (name, code) in attacks {
+        let script = format!(
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n{code}\nprint('survived')"
+        );
+        let Some(cfg) = config("forbidden_syscalls", &["/usr/bin/python3", "-c", &script]) else {
+            return;
+        };
+        let r = run(&cfg);
+        assert_eq!(
+            r.result.verdict,
+            Verdict::ForbiddenSyscall,
+            "{name}: {:?} {}",
+            r.result,
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    // Threads still work (clone3 is refused with ENOSYS and libc falls back to clone).
+    let script = "import threading\nt = threading.Thread(target=print, args=('thread',))\nt.start(); t.join()";
+    let r = run(&config("threads", &["/usr/bin/python3", "-c", script]).unwrap());
+    assert_eq!(
+        r.result.verdict,
+        Verdict::Ok,
+        "{:?} {}",
+        r.result,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert_eq!(r.stdout, b"thread\n");
+}
+
+#[test]
+fn a_daemonised_grandchild_is_killed_at_the_end() {
+    let marker = format!("physiojudge-daemon-{}", std::process::id());
+    let script = format!("(setsid sh -c 'exec -a {marker} sleep 60' &); exit 0");
+    let Some(cfg) = sh("daemon", &script) else {
+        return;
+    };
+    let r = run(&cfg);
+    assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+    std::thread::sleep(Duration::from_millis(100));
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&ps.stdout).contains(&marker));
+}
