@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod output;
+mod sandbox_cmd;
 mod score_cmd;
 mod wfdb_cmd;
 
@@ -37,6 +38,9 @@ enum Command {
     /// Score predictions with a challenge's official metric.
     #[command(subcommand)]
     Score(score_cmd::ScoreCommand),
+    /// Run a command in the sandbox and report how it ended.
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
 }
 
 fn init_logging(verbose: u8) {
@@ -55,6 +59,11 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
+    // The inside of a sandbox run: this binary, re-executed by the runner (not a user
+    // command, so not in the help).
+    if std::env::args().nth(1).as_deref() == Some(sandbox_cmd::INIT_ARG) {
+        sandbox::init::main();
+    }
     // clap exits with 2 on a usage error and 0 for --help/--version.
     let cli = Cli::parse();
     init_logging(cli.verbose);
@@ -63,6 +72,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Wfdb(cmd) => wfdb_cmd::run(cmd, &mut out),
         Command::Score(cmd) => score_cmd::run(cmd, &mut out),
+        Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {

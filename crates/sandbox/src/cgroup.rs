@@ -103,6 +103,13 @@ pub enum Layout {
     },
 }
 
+/// The runner process named in a run's cgroup name (`<anything>-<pid>-<n>`).
+pub fn owner(name: &str) -> Option<u32> {
+    let mut parts = name.rsplit('-');
+    let _n = parts.next()?;
+    parts.next()?.parse().ok()
+}
+
 /// The limits a cgroup enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgroupLimits {
@@ -145,6 +152,52 @@ impl Layout {
             });
         }
         Err(CgroupError::NoLayout(base.to_path_buf()))
+    }
+
+    /// Every hierarchy directory of this layout.
+    fn hierarchies(&self) -> Vec<&Path> {
+        match self {
+            Layout::V2 { root } => vec![root],
+            Layout::V1 {
+                memory,
+                pids,
+                cpuacct,
+                freezer,
+                unified,
+            } => [
+                Some(memory),
+                Some(pids),
+                Some(cpuacct),
+                freezer.as_ref(),
+                unified.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path)
+            .collect(),
+        }
+    }
+
+    /// Removes the cgroups that runners which died (killed with SIGKILL, say) left behind:
+    /// those under `physiojudge/` whose name carries the id of a process that no longer
+    /// exists (`alive` says which do). Their processes are gone already (each run's init
+    /// dies with its runner), so only empty directories remain. Returns how many went.
+    pub fn sweep(&self, alive: impl Fn(u32) -> bool) -> usize {
+        let mut removed = 0;
+        for h in self.hierarchies() {
+            let Ok(entries) = std::fs::read_dir(h.join(PARENT)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if owner(&name).is_some_and(|pid| !alive(pid))
+                    && std::fs::remove_dir(e.path()).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed
     }
 
     pub fn version(&self) -> u8 {
@@ -593,6 +646,26 @@ mod tests {
                 .to_string()
                 .contains("cgroup.procs")
         );
+    }
+
+    #[test]
+    fn sweep_removes_only_the_cgroups_of_dead_runners() {
+        let t = fake_v2();
+        let layout = Layout::detect(t.path()).unwrap();
+        let parent = t.path().join(PARENT);
+        for name in ["slot0-100-0", "slot1-200-3", "slot0-100-1", "not-a-run"] {
+            std::fs::create_dir_all(parent.join(name)).unwrap();
+        }
+        assert_eq!(owner("slot1-200-3"), Some(200));
+        assert_eq!(layout.sweep(|pid| pid == 200), 2);
+        let mut left: Vec<String> = std::fs::read_dir(&parent)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.contains('.'))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["not-a-run", "slot1-200-3"]);
     }
 
     #[test]

@@ -38,7 +38,11 @@ pub struct Bind {
     pub writable: bool,
 }
 
-/// Everything the inside needs, passed as JSON on the helper's command line.
+/// The environment variable that carries the [`InitSpec`] to the helper: not its
+/// command line, which every process can read in `/proc`.
+pub const SPEC_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPEC";
+
+/// Everything the inside needs, passed as JSON in [`SPEC_ENV`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InitSpec {
     /// An empty host directory to build the new root in.
@@ -68,8 +72,9 @@ fn report(line: &str) {
 }
 
 /// The helper's entry point: never returns.
-pub fn main(spec_json: &str) -> ! {
-    let spec: InitSpec = match serde_json::from_str(spec_json) {
+pub fn main() -> ! {
+    let spec_json = std::env::var(SPEC_ENV).unwrap_or_default();
+    let spec: InitSpec = match serde_json::from_str(&spec_json) {
         Ok(s) => s,
         Err(e) => {
             report(&format!("setup cannot read the sandbox specification: {e}"));
@@ -148,7 +153,16 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
     root.join(dst.strip_prefix("/").unwrap_or(dst))
 }
 
-fn bind(root: &Path, src: &Path, dst: &Path, writable: bool) -> Result<(), String> {
+/// Which mount flags a bind keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    ReadOnly,
+    Writable,
+    /// A device node: usable (no `nodev`), its own permissions decide.
+    Device,
+}
+
+fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), String> {
     let target = under(root, dst);
     let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
     if meta.file_type().is_symlink() {
@@ -175,9 +189,11 @@ fn bind(root: &Path, src: &Path, dst: &Path, writable: bool) -> Result<(), Strin
         None::<&str>,
     )
     .map_err(step("bind", src))?;
-    let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
-    if !writable {
-        flags |= MsFlags::MS_RDONLY;
+    let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID;
+    match access {
+        Access::ReadOnly => flags |= MsFlags::MS_RDONLY | MsFlags::MS_NODEV,
+        Access::Writable => flags |= MsFlags::MS_NODEV,
+        Access::Device => {}
     }
     mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
         .map_err(step("remount", &target))
@@ -204,11 +220,16 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
     .map_err(step("mount the root tmpfs on", root))?;
     for dir in &spec.system {
         if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
-            bind(root, dir, dir, false)?;
+            bind(root, dir, dir, Access::ReadOnly)?;
         }
     }
     for b in &spec.binds {
-        bind(root, &b.src, &b.dst, b.writable)?;
+        let access = if b.writable {
+            Access::Writable
+        } else {
+            Access::ReadOnly
+        };
+        bind(root, &b.src, &b.dst, access)?;
     }
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp).map_err(io_step("mkdir", &tmp))?;
@@ -227,7 +248,8 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
         &proc_dir,
         Some("proc"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        None::<&str>,
+        // The program sees only its own processes, not the init that runs as root.
+        Some("hidepid=invisible"),
     )
     .map_err(step("mount proc on", &proc_dir))?;
     build_dev(root)?;
@@ -264,7 +286,7 @@ fn build_dev(root: &Path) -> Result<(), String> {
     .map_err(step("mount tmpfs on", &dev))?;
     for name in ["null", "zero", "full", "random", "urandom"] {
         let host = Path::new("/dev").join(name);
-        bind(root, &host, &host, true)?;
+        bind(root, &host, &host, Access::Device)?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
@@ -313,7 +335,7 @@ fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {
     for name in ["ld.so.cache", "ld.so.conf", "localtime"] {
         let host = Path::new("/etc").join(name);
         if host.is_file() {
-            bind(root, &host, &host, false)?;
+            bind(root, &host, &host, Access::ReadOnly)?;
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use nix::libc;
 use nix::sched::CloneFlags;
 
 use crate::cgroup::{CgroupLimits, Layout};
-use crate::init::{Bind, InitSpec, STATUS_FD};
+use crate::init::{Bind, InitSpec, SPEC_ENV, STATUS_FD};
 use crate::{Limits, RunResult, Verdict};
 
 /// The first uid (and gid) of the sandbox slots: slot `n` runs as `BASE_ID + n`, so runs
@@ -26,7 +26,7 @@ pub const BASE_ID: u32 = 60000;
 pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"];
 
 /// How to start the inside: a program (this binary, or the crate's own helper) and the
-/// arguments that make it run [`crate::init::main`] with the specification that follows.
+/// arguments that make it run [`crate::init::main`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitProgram {
     pub path: PathBuf,
@@ -166,6 +166,10 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         RUNS.fetch_add(1, Ordering::Relaxed)
     );
     let layout = Layout::detect(&cfg.cgroup_base).map_err(|e| e.to_string())?;
+    // What runners killed before they could clean up left behind.
+    let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+    layout.sweep(alive);
+    RootDir::sweep(alive);
     let cgroup = layout
         .create(
             &name,
@@ -217,8 +221,8 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     };
     let mut cmd = Command::new(&cfg.init.path);
     cmd.args(&cfg.init.args)
-        .arg(&spec)
         .env_clear()
+        .env(SPEC_ENV, &spec)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -483,6 +487,23 @@ impl RootDir {
         let path = std::env::temp_dir().join(format!("physiojudge-root-{name}"));
         std::fs::create_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(RootDir(path))
+    }
+}
+
+impl RootDir {
+    /// Removes the (empty) root directories of runners that no longer exist.
+    fn sweep(alive: impl Fn(u32) -> bool) {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(run) = name.strip_prefix("physiojudge-root-")
+                && crate::cgroup::owner(run).is_some_and(|pid| !alive(pid))
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
     }
 }
 

@@ -118,7 +118,8 @@ fn filesystem_is_read_only_and_host_paths_are_invisible() {
     ] {
         assert!(out.contains(cap), "{cap}: {out}");
     }
-    // Only the sandbox's own processes: the init (1), the shell and ls.
+    // Only the program's own processes (the shell and its children): no host PIDs, and
+    // not even the sandbox's init (PID 1, root), which `hidepid` hides.
     let pids: Vec<u32> = out
         .lines()
         .last()
@@ -127,7 +128,7 @@ fn filesystem_is_read_only_and_host_paths_are_invisible() {
         .map(|p| p.parse().unwrap())
         .collect();
     assert!(
-        pids.contains(&1) && pids.iter().all(|&p| p < 100),
+        !pids.is_empty() && !pids.contains(&1) && pids.iter().all(|&p| p < 100),
         "{pids:?}"
     );
 }
@@ -252,13 +253,17 @@ fn forbidden_syscalls_are_fatal() {
 
 #[test]
 fn a_daemonised_grandchild_is_killed_at_the_end() {
-    let marker = format!("physiojudge-daemon-{}", std::process::id());
-    let script = format!("(setsid sh -c 'exec -a {marker} sleep 60' &); exit 0");
+    // A unique sleep duration marks the daemon among the host's processes.
+    let marker = format!("3600.{}", std::process::id());
+    let script = format!(
+        "(setsid sleep {marker} &); sleep 0.2; for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep -c '^sleep {marker}'"
+    );
     let Some(cfg) = sh("daemon", &script) else {
         return;
     };
     let r = run(&cfg);
     assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+    assert_eq!(r.stdout, b"1\n", "the daemon was running inside");
     std::thread::sleep(Duration::from_millis(100));
     let ps = std::process::Command::new("ps")
         .args(["-eo", "args"])

@@ -1,0 +1,155 @@
+//! `physiojudge sandbox run`: one command in the sandbox, with its limits and mounts; the
+//! result record goes to stdout (as the last line with `--json`), the program's own output
+//! is passed through.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use sandbox::init::Bind;
+use sandbox::{InitProgram, Limits, RunConfig, Verdict};
+
+/// The first argument that makes this binary the inside of a sandbox run.
+pub const INIT_ARG: &str = "__sandbox-init";
+
+#[derive(Subcommand)]
+pub enum SandboxCommand {
+    /// Run CMD ARGS… isolated (namespaces, read-only minimal root, unprivileged uid,
+    /// seccomp) within limits, and print the result record. Needs root.
+    Run(RunArgs),
+}
+
+fn defaults() -> Limits {
+    Limits::default()
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// CPU time limit, seconds (all processes together).
+    #[arg(long, default_value_t = defaults().cpu_time.as_secs_f64())]
+    pub time: f64,
+    /// Wall-clock limit, seconds.
+    #[arg(long, default_value_t = defaults().wall_time.as_secs_f64())]
+    pub wall_time: f64,
+    /// Memory limit, MiB (all processes together, no swap).
+    #[arg(long, default_value_t = defaults().memory_bytes >> 20)]
+    pub mem: u64,
+    /// Processes and threads alive at once.
+    #[arg(long, default_value_t = defaults().pids)]
+    pub pids: u64,
+    /// Largest file the program may write, MiB.
+    #[arg(long, default_value_t = defaults().file_size_bytes >> 20)]
+    pub fsize: u64,
+    /// Bytes kept of stdout and of stderr each, KiB; more ends the run (output_limit).
+    #[arg(long, default_value_t = defaults().output_bytes >> 10)]
+    pub output_limit: u64,
+    /// Show a host path read-only: SRC or SRC:DST (repeatable).
+    #[arg(long, value_name = "SRC[:DST]")]
+    pub ro: Vec<String>,
+    /// Show a host directory writable: SRC or SRC:DST (repeatable). The directory is
+    /// given to the sandbox's uid so that the program can write in it.
+    #[arg(long, value_name = "SRC[:DST]")]
+    pub rw: Vec<String>,
+    /// Working directory inside the sandbox (default: the first --rw destination, else /).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Sandbox slot: concurrent runs must use different slots (uid 60000 + slot).
+    #[arg(long, default_value_t = 0)]
+    pub slot: u32,
+    /// Print the result record as one JSON object, the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD ARGS")]
+    pub command: Vec<String>,
+}
+
+fn bind(spec: &str, writable: bool) -> Result<Bind> {
+    let (src, dst) = match spec.split_once(':') {
+        Some((s, d)) => (PathBuf::from(s), PathBuf::from(d)),
+        None => (PathBuf::from(spec), PathBuf::from(spec)),
+    };
+    let src = std::fs::canonicalize(&src).map_err(|e| anyhow::anyhow!("{}: {e}", src.display()))?;
+    if !dst.is_absolute() {
+        bail!(crate::output::UsageError(format!(
+            "{spec}: the destination must be an absolute path"
+        )));
+    }
+    Ok(Bind { src, dst, writable })
+}
+
+fn seconds(s: f64, what: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            anyhow::Error::new(crate::output::UsageError(format!(
+                "--{what} must be a positive number of seconds"
+            )))
+        })
+}
+
+pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
+    let SandboxCommand::Run(a) = cmd;
+    let mut binds = Vec::new();
+    for r in &a.ro {
+        binds.push(bind(r, false)?);
+    }
+    for r in &a.rw {
+        binds.push(bind(r, true)?);
+    }
+    let init = InitProgram {
+        path: std::env::current_exe()?,
+        args: vec![INIT_ARG.to_string()],
+    };
+    let mut cfg = RunConfig::new(a.command.clone(), init);
+    cfg.cwd = a
+        .cwd
+        .clone()
+        .or_else(|| binds.iter().find(|b| b.writable).map(|b| b.dst.clone()))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    cfg.binds = binds;
+    cfg.slot = a.slot;
+    cfg.limits = Limits {
+        cpu_time: seconds(a.time, "time")?,
+        wall_time: seconds(a.wall_time, "wall-time")?,
+        memory_bytes: a.mem << 20,
+        pids: a.pids,
+        file_size_bytes: a.fsize << 20,
+        output_bytes: a.output_limit << 10,
+        ..Limits::default()
+    };
+    let r = sandbox::run(&cfg);
+    out.write_all(&r.stdout)?;
+    std::io::stderr().write_all(&r.stderr)?;
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string(&r.result)?)?;
+    } else {
+        eprintln!(
+            "sandbox: {}{} (cpu {:.3} s, wall {:.3} s, peak memory {})",
+            r.result.verdict,
+            r.result
+                .message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default(),
+            r.result.cpu_time_s,
+            r.result.wall_time_s,
+            r.result
+                .peak_memory_bytes
+                .map_or("unknown".into(), |b| format!(
+                    "{:.1} MiB",
+                    b as f64 / 1048576.0
+                )),
+        );
+    }
+    if r.result.verdict == Verdict::InternalError {
+        bail!(
+            "the sandbox failed: {}",
+            r.result.message.unwrap_or_default()
+        );
+    }
+    Ok(())
+}

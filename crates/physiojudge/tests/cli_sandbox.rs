@@ -1,0 +1,167 @@
+//! `physiojudge sandbox run`: the result record, mounts, usage errors, and a runner killed
+//! with SIGKILL leaving nothing behind. Needs root; says why it skips otherwise.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn root(test: &str) -> bool {
+    let ok = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !ok {
+        eprintln!("{test}: skipped: the sandbox needs root");
+    }
+    ok
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(args)
+        .output()
+        .expect("run physiojudge")
+}
+
+/// How many host processes run `sleep <marker>`.
+fn sleeping(marker: &str) -> usize {
+    let o = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let want = format!("sleep {marker}");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.trim() == want)
+        .count()
+}
+
+#[test]
+fn json_record_and_mounts() {
+    if !root("json_record_and_mounts") {
+        return;
+    }
+    let input = tempfile::tempdir().unwrap();
+    std::fs::write(input.path().join("x.txt"), "data\n").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let ro = format!("{}:/in", input.path().display());
+    let rw = format!("{}:/work", work.path().display());
+    let o = run(&[
+        "sandbox",
+        "run",
+        "--ro",
+        &ro,
+        "--rw",
+        &rw,
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "cat /in/x.txt; pwd; cp /in/x.txt out.txt; echo no > /in/y 2>/dev/null || echo read-only",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let record: serde_json::Value = serde_json::from_str(lines.pop().unwrap()).unwrap();
+    assert_eq!(lines, ["data", "/work", "read-only"]);
+    assert_eq!(record["verdict"], "ok");
+    assert_eq!(record["exit_code"], 0);
+    assert!(record["instructions"].is_null());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("out.txt")).unwrap(),
+        "data\n"
+    );
+
+    let o = run(&[
+        "sandbox",
+        "run",
+        "--time",
+        "0.2",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "while :; do :; done",
+    ]);
+    let record: serde_json::Value = serde_json::from_slice(
+        o.stdout
+            .trim_ascii_end()
+            .rsplit(|&b| b == b'\n')
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["verdict"], "time_limit");
+
+    // Usage errors.
+    assert_eq!(
+        run(&["sandbox", "run", "--ro", "/tmp:relative", "--", "/bin/true"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["sandbox", "run", "--time", "0", "--", "/bin/true"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(run(&["sandbox", "run"]).status.code(), Some(2));
+}
+
+#[test]
+fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
+    if !root("a_runner_killed_with_sigkill_leaves_nothing_behind") {
+        return;
+    }
+    let marker = format!("3601.{}", std::process::id());
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args([
+            "sandbox",
+            "run",
+            "--slot",
+            "7",
+            "--",
+            "/bin/sh",
+            "-c",
+            &format!("(setsid sleep {marker} &); sleep {marker}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = runner.id();
+    let started = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        sleeping(&marker) == 2
+    });
+    assert!(started, "the program and its daemon should be running");
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        sleeping(&marker) == 0
+    });
+    assert!(gone, "processes survived the runner");
+    // The next run sweeps the empty cgroups and root directory the dead runner left.
+    assert!(
+        run(&["sandbox", "run", "--slot", "7", "--", "/bin/true"])
+            .status
+            .success()
+    );
+    let tag = format!("-{pid}-");
+    for h in ["memory", "pids", "cpuacct", "freezer", "unified", ""] {
+        let dir = std::path::Path::new("/sys/fs/cgroup")
+            .join(h)
+            .join("physiojudge");
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                assert!(!n.contains(&tag), "left behind: {}", e.path().display());
+            }
+        }
+    }
+    let temp: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("physiojudge-root-") && n.contains(&tag))
+        .collect();
+    assert!(temp.is_empty(), "{temp:?}");
+}
