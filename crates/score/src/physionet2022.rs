@@ -14,18 +14,19 @@
 //! row without exactly one positive into Present/Abnormal, for labels and outputs alike.
 //!
 //! Decisions (DESIGN.md, spec §1.8): in strict mode a missing output, or one the official
-//! code would crash on (fewer than 4 lines, a matched class without a value, not UTF-8),
+//! code would crash on (fewer than 4 lines, a matched class without a value, not UTF-8;
+//! also four lines that do not end within the 4 MiB we read),
 //! or whose lines 3–4 do not have one value per class of line 2, is scored as the "empty"
 //! output (Present/Abnormal, scores 0) and listed in `errors`. Everything the official
 //! code reads silently but that is probably a mistake (a wrong `#id`, unreadable values
 //! read as 0, duplicate or unknown class names, a task with no class in the file,
 //! identical predictions for every patient) is listed in `warnings`. In official-compat
 //! mode the ragged lines are accepted as the official code accepts them, and what it
-//! would crash on stops the run with its message.
+//! would crash on stops the run with its message (the failure it meets first, in its
+//! order of work).
 //!
-//! Not reproduced: Python's `float()` also reads non-ASCII decimal digits; here they are
-//! not numbers (read as 0, with a warning). Only the first four lines of an output file
-//! are decoded, where Python decodes whole 8 KiB chunks.
+//! Not reproduced: only the first four lines of an output file are decoded, where Python
+//! decodes whole 8 KiB chunks (a broken byte after line 4 fails officially, not here).
 
 use std::fmt::Display;
 use std::io::Read;
@@ -48,17 +49,21 @@ pub const OUTCOME_CLASSES: [&str; 2] = ["Abnormal", "Normal"];
 #[derive(Debug, Clone, Copy)]
 struct Task {
     name: &'static str,
+    /// The patient-file line that holds the label.
+    label_prefix: &'static str,
     classes: &'static [&'static str],
     weights: &'static [f64],
 }
 
 const MURMUR: Task = Task {
     name: "murmur",
+    label_prefix: "#Murmur:",
     classes: &MURMUR_CLASSES,
     weights: &[5.0, 3.0, 1.0],
 };
 const OUTCOME: Task = Task {
     name: "outcome",
+    label_prefix: "#Outcome:",
     classes: &OUTCOME_CLASSES,
     weights: &[5.0, 1.0],
 };
@@ -110,44 +115,51 @@ fn label_value<'a>(lines: &[&'a str], prefix: &str) -> Option<&'a str> {
         .next_back()
 }
 
+/// The class index of one task's label in a patient file's lines (the positive class,
+/// with a warning, when the label names no class).
+fn task_label(
+    lines: &[&str],
+    task: Task,
+    file: &str,
+    warnings: &mut Vec<String>,
+) -> Result<usize, ScoreError> {
+    let prefix = task.label_prefix;
+    let value = label_value(lines, prefix).ok_or_else(|| {
+        ScoreError::reference(
+            file,
+            format!(
+                "no `{prefix} <class>` line: this file has no {} label (a file of the hidden \
+                 sets, whose labels are withheld?)",
+                task.name
+            ),
+        )
+    })?;
+    match task
+        .classes
+        .iter()
+        .position(|c| python::same_class(value, c))
+    {
+        Some(k) => Ok(k),
+        None => {
+            warnings.push(format!(
+                "{file}: {} label {:?} is none of {}: scored as {}, as the official scorer \
+                 does",
+                task.name,
+                python::strip(value),
+                task.classes.join(", "),
+                task.classes[0]
+            ));
+            Ok(0)
+        }
+    }
+}
+
 /// Reads the two labels of a patient file's text. `file` names it in errors and warnings.
 pub fn parse_labels(text: &str, file: &str) -> Result<(Murmur, Outcome, Vec<String>), ScoreError> {
     let lines = python::text_lines(text);
     let mut warnings = Vec::new();
-    let mut class_of = |task: Task, prefix: &str| -> Result<usize, ScoreError> {
-        let value = label_value(&lines, prefix).ok_or_else(|| {
-            ScoreError::reference(
-                file,
-                format!(
-                    "no `{prefix} <class>` line: this file has no {} label (a file of \
-                     the hidden sets, whose labels are withheld?)",
-                    task.name
-                ),
-            )
-        })?;
-        Ok(
-            match task
-                .classes
-                .iter()
-                .position(|c| python::same_class(value, c))
-            {
-                Some(k) => k,
-                None => {
-                    warnings.push(format!(
-                        "{file}: {} label {:?} is none of {}: scored as {}, as the official \
-                         scorer does",
-                        task.name,
-                        python::strip(value),
-                        task.classes.join(", "),
-                        task.classes[0]
-                    ));
-                    0
-                }
-            },
-        )
-    };
-    let murmur = Murmur::ALL[class_of(MURMUR, "#Murmur:")?];
-    let outcome = Outcome::ALL[class_of(OUTCOME, "#Outcome:")?];
+    let murmur = Murmur::ALL[task_label(&lines, MURMUR, file, &mut warnings)?];
+    let outcome = Outcome::ALL[task_label(&lines, OUTCOME, file, &mut warnings)?];
     Ok((murmur, outcome, warnings))
 }
 
@@ -160,11 +172,20 @@ fn label_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, ScoreError> {
     for entry in entries {
         let entry = entry.map_err(|e| ScoreError::io(&dir_name, e))?;
         let path = entry.path();
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            return Err(ScoreError::reference(
-                path.display().to_string(),
-                "the file name is not UTF-8",
-            ));
+        let raw = entry.file_name();
+        let Some(name) = raw.to_str().map(str::to_string) else {
+            // Only a would-be label file matters; recordings and the like are ignored.
+            if raw
+                .as_encoded_bytes()
+                .to_ascii_lowercase()
+                .ends_with(b".txt")
+            {
+                return Err(ScoreError::reference(
+                    path.display().to_string(),
+                    "the name of this patient file is not UTF-8",
+                ));
+            }
+            continue;
         };
         let lower = name.to_lowercase();
         if lower.ends_with(".txt") && !name.starts_with('.') && path.is_file() {
@@ -173,6 +194,17 @@ fn label_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, ScoreError> {
     }
     files.sort();
     Ok(files)
+}
+
+fn label_text(path: &Path) -> Result<String, ScoreError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ScoreError::io(&shown, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        ScoreError::reference(
+            &shown,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
 }
 
 /// Loads the labels of every patient file in `dir`.
@@ -189,13 +221,7 @@ pub fn load_labels(dir: &Path) -> Result<Reference, ScoreError> {
     let mut warnings = Vec::new();
     for (name, path) in files {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|e| ScoreError::io(&shown, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            ScoreError::reference(
-                &shown,
-                format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
-            )
-        })?;
+        let text = label_text(&path)?;
         let (murmur, outcome, w) = parse_labels(&text, &shown)?;
         warnings.extend(w);
         patients.push(Patient {
@@ -264,7 +290,7 @@ impl Display for OutputProblem {
             ),
             OutputProblem::TooLarge => write!(
                 f,
-                "the first 4 lines do not end within {} MiB",
+                "the first 4 lines do not end within {} MiB: not read",
                 MAX_OUTPUT_BYTES >> 20
             ),
             OutputProblem::MissingValue {
@@ -500,20 +526,80 @@ fn read_output(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// How many line endings (`\n`, `\r\n` or a lone `\r`) the bytes hold.
+fn line_ends(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Reads an output file's bytes as the official helper does (the first four lines).
+fn output_file(bytes: &[u8]) -> Result<OutputFile, OutputProblem> {
+    // More bytes than we read: the four lines must all end within them, or line 4 (or
+    // an earlier one) is cut and would read differently from the whole file.
+    if bytes.len() as u64 > MAX_OUTPUT_BYTES && line_ends(&bytes[..MAX_OUTPUT_BYTES as usize]) < 4 {
+        return Err(OutputProblem::TooLarge);
+    }
+    parse_output(bytes)
+}
+
 /// Parses an output file's bytes into both tasks' values (and notes on unclear values).
 fn read_tasks(
     bytes: &[u8],
 ) -> Result<(OutputFile, TaskValues, TaskValues, Vec<String>), OutputProblem> {
-    let out = match parse_output(bytes) {
-        Err(OutputProblem::TooFewLines(_)) if bytes.len() as u64 > MAX_OUTPUT_BYTES => {
-            return Err(OutputProblem::TooLarge);
-        }
-        r => r?,
-    };
+    let out = output_file(bytes)?;
     let mut notes = Vec::new();
     let murmur = out.task_values(MURMUR, &mut notes)?;
     let outcome = out.task_values(OUTCOME, &mut notes)?;
     Ok((out, murmur, outcome, notes))
+}
+
+/// Official-compat mode: finds the failure the official scorer would report first, in
+/// its order of work: pair every label file with its output, read every murmur label,
+/// read every output for murmur, every outcome label, every output for outcome.
+fn official_first_failure(labels: &Path, outputs: &Path) -> Result<(), ScoreError> {
+    let files = label_files(labels)?;
+    let mut pairs = Vec::with_capacity(files.len());
+    for (name, path) in &files {
+        let root = &name[..name.len() - ".txt".len()];
+        let output = outputs.join(format!("{root}.csv"));
+        if !output.is_file() {
+            return Err(ScoreError::official(
+                output.display().to_string(),
+                format!("Output file {root}.csv not found for label file {name}."),
+            ));
+        }
+        pairs.push((path, output));
+    }
+    let mut texts = Vec::with_capacity(pairs.len());
+    for (label, _) in &pairs {
+        texts.push(label_text(label)?);
+    }
+    let mut ignored = Vec::new();
+    let mut outs = Vec::with_capacity(pairs.len());
+    for task in [MURMUR, OUTCOME] {
+        for ((label, _), text) in pairs.iter().zip(&texts) {
+            let lines = python::text_lines(text);
+            task_label(&lines, task, &label.display().to_string(), &mut ignored)?;
+        }
+        for (k, (_, output)) in pairs.iter().enumerate() {
+            let fail = |why: String| ScoreError::official(output.display().to_string(), why);
+            if outs.len() <= k {
+                let bytes = read_output(output)
+                    .map_err(|e| fail(e.to_string()))?
+                    .unwrap_or_default();
+                outs.push(output_file(&bytes).map_err(|e| fail(e.to_string()))?);
+            }
+            outs[k]
+                .task_values(task, &mut ignored)
+                .map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -705,6 +791,21 @@ fn as_text<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
 
+/// Scores as JSON numbers, except ±inf (which the official reading accepts and JSON has
+/// no number for): the strings `"inf"` and `"-inf"`.
+fn scores_json<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for &x in v {
+        if x.is_infinite() {
+            seq.serialize_element(if x > 0.0 { "inf" } else { "-inf" })?;
+        } else {
+            seq.serialize_element(&x)?;
+        }
+    }
+    seq.end()
+}
+
 /// One patient and what was scored for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Item {
@@ -722,8 +823,10 @@ pub struct Item {
     #[serde(serialize_with = "as_text")]
     pub outcome_output: Outcome,
     /// Scores in the order Present, Unknown, Absent.
+    #[serde(serialize_with = "scores_json")]
     pub murmur_scores: Vec<f64>,
     /// Scores in the order Abnormal, Normal.
+    #[serde(serialize_with = "scores_json")]
     pub outcome_scores: Vec<f64>,
     /// The output was missing or unusable and was scored as the "empty" output.
     pub defaulted: bool,
@@ -949,6 +1052,9 @@ fn degenerate(items: &[Item]) -> Vec<String> {
 
 /// Loads the labels and scores the outputs.
 pub fn score_folders(labels: &Path, outputs: &Path, mode: Mode) -> Result<Report, ScoreError> {
+    if mode == Mode::OfficialCompat {
+        official_first_failure(labels, outputs)?;
+    }
     score(&load_labels(labels)?, outputs, mode)
 }
 
@@ -1315,6 +1421,107 @@ mod tests {
             strict.errors[0].reason.contains("IndexError"),
             "{:?}",
             strict.errors
+        );
+    }
+
+    /// Findings of a differential test against the official code (8,710 random cases
+    /// bit-identical; these are the ones it caught).
+    #[test]
+    fn compat_reports_the_failure_the_official_scorer_reports_first() {
+        fn ok(p: &str) -> (&str, String) {
+            (p, standard(p, "0,0,1,0,1", "0.1,0.1,0.8,0.2,0.8"))
+        }
+        let labels = [("1", "Absent", "Normal"), ("2", "Absent", "Normal")];
+        let e = |dir: &tempfile::TempDir| run(dir, Mode::OfficialCompat).unwrap_err().to_string();
+        // A missing outcome label and a missing output: the pairing comes first.
+        let dir = folders(&labels, &[ok("1")]);
+        std::fs::write(dir.path().join("labels/1.txt"), "#Murmur: Absent\n").unwrap();
+        assert!(
+            e(&dir).contains("Output file 2.csv not found"),
+            "{}",
+            e(&dir)
+        );
+        // Missing outcome label in 1, missing murmur label in 2: murmur labels first.
+        let dir = folders(&labels, &[ok("1"), ok("2")]);
+        std::fs::write(dir.path().join("labels/1.txt"), "#Murmur: Absent\n").unwrap();
+        std::fs::write(dir.path().join("labels/2.txt"), "#Outcome: Normal\n").unwrap();
+        assert!(
+            e(&dir).contains("2.txt") && e(&dir).contains("#Murmur:"),
+            "{}",
+            e(&dir)
+        );
+        // Missing outcome label, two-line output: murmur outputs are read first.
+        let dir = folders(&labels, &[("1", "#1\nPresent\n".into()), ok("2")]);
+        std::fs::write(dir.path().join("labels/1.txt"), "#Murmur: Absent\n").unwrap();
+        assert!(e(&dir).contains("2 line(s)"), "{}", e(&dir));
+        // An outcome IndexError in 1 and a one-line 2: every murmur read comes first.
+        let dir = folders(
+            &labels,
+            &[
+                ("1", format!("#1\n{CLASS_LINE}\n0,0,1\n0.1,0.1,0.8\n")),
+                ("2", "#2".into()),
+            ],
+        );
+        assert!(
+            e(&dir).contains("2.csv") && e(&dir).contains("1 line(s)"),
+            "{}",
+            e(&dir)
+        );
+    }
+
+    #[test]
+    fn a_fourth_line_cut_at_the_read_limit_is_not_read() {
+        let labels = [("1", "Absent", "Normal"), ("2", "Present", "Abnormal")];
+        let mut long = standard("2", "1,0,0,1,0", "0.1,0.1,0.8,0.9,").into_bytes();
+        long.pop();
+        long.extend(std::iter::repeat_n(b' ', 5 << 20));
+        long.extend_from_slice(b"0.1\n");
+        let dir = folders(
+            &labels,
+            &[("1", standard("1", "0,0,1,0,1", "0.1,0.1,0.8,0.05,0.9"))],
+        );
+        std::fs::write(dir.path().join("outputs/2.csv"), &long).unwrap();
+        let r = run(&dir, Mode::Strict).unwrap();
+        assert!(
+            r.errors[0].reason.contains("do not end within 4 MiB"),
+            "{:?}",
+            r.errors
+        );
+        assert!(run(&dir, Mode::OfficialCompat).is_err());
+    }
+
+    #[test]
+    fn stray_names_are_ignored_and_infinite_scores_keep_their_sign() {
+        use std::os::unix::ffi::OsStrExt;
+        let labels = [("1", "Absent", "Normal"), ("2", "Present", "Abnormal")];
+        let dir = folders(
+            &labels,
+            &[
+                ("1", standard("1", "0,0,1,0,1", "-inf,0.1,inf,0.2,0.8")),
+                ("2", standard("2", "1,0,0,1,0", "0.8,0.1,0.1,0.7,0.3")),
+            ],
+        );
+        let odd = std::ffi::OsStr::from_bytes(b"rec\xff.wav");
+        std::fs::write(dir.path().join("labels").join(odd), b"").unwrap();
+        let r = run(&dir, Mode::OfficialCompat).unwrap();
+        assert_eq!(r.score, 1.0);
+        let json = serde_json::to_value(&r.items[0]).unwrap();
+        assert_eq!(
+            json["murmur_scores"],
+            serde_json::json!(["-inf", 0.1, "inf"])
+        );
+        std::fs::write(
+            dir.path()
+                .join("labels")
+                .join(std::ffi::OsStr::from_bytes(b"3\xff.TXT")),
+            b"",
+        )
+        .unwrap();
+        assert!(
+            run(&dir, Mode::Strict)
+                .unwrap_err()
+                .to_string()
+                .contains("not UTF-8")
         );
     }
 

@@ -49,12 +49,34 @@ pub(crate) fn text_lines(s: &str) -> Vec<&str> {
     lines
 }
 
-/// `float(s)`: `None` where Python raises `ValueError`. Accepts surrounding whitespace, a
-/// sign, `inf`/`infinity`/`nan` in any case, and decimal literals with `_` between digits
-/// (PEP 515). Overflow gives ±inf, as in Python. Not reproduced: Python also reads
-/// non-ASCII decimal digits (e.g. Arabic-Indic); those give `None` here.
+/// The first code point of every block of ten Unicode decimal digits (category Nd), as
+/// Python 3.11 (Unicode 14.0) has them; checked there: each block is contiguous and
+/// holds the digits 0–9 in order, and together they are every decimal character.
+const DIGIT_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66,
+    0xde6, 0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90,
+    0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10,
+    0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650,
+    0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50,
+    0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
+];
+
+/// A decimal digit of any script as its ASCII digit.
+fn ascii_digit(c: char) -> Option<char> {
+    let cp = c as u32;
+    let i = DIGIT_ZEROS.partition_point(|&z| z <= cp);
+    let zero = *DIGIT_ZEROS.get(i.checked_sub(1)?)?;
+    (cp - zero < 10).then(|| char::from(b'0' + (cp - zero) as u8))
+}
+
+/// `float(s)`: `None` where Python raises `ValueError`. Like Python, it first turns
+/// decimal digits of any script into ASCII ones, then strips Unicode whitespace (which,
+/// unlike `str.strip()`, leaves U+001C–U+001F), then accepts a sign, `inf`/`infinity`/
+/// `nan` in any case, or a decimal literal with `_` between digits (PEP 515). Overflow
+/// gives ±inf, as in Python.
 pub(crate) fn float(s: &str) -> Option<f64> {
-    let s = strip(s);
+    let ascii: String = s.chars().map(|c| ascii_digit(c).unwrap_or(c)).collect();
+    let s = ascii.trim_matches(char::is_whitespace);
     let (negative, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -197,7 +219,12 @@ mod tests {
             ("inf", Some(f64::INFINITY)),
             ("1e400", Some(f64::INFINITY)),
             ("0.1", Some(0.1)),
-            ("\u{1f}2\u{a0}", Some(2.0)),
+            ("\u{a0}2\u{3000}", Some(2.0)),
+            ("\u{1f}2", None),
+            ("\u{661}\u{662}.5", Some(12.5)),
+            ("\u{ff11}e\u{ff12}", Some(100.0)),
+            ("\u{1d7ce}", Some(0.0)),
+            ("\u{2460}", None),
             ("1__0", None),
             ("_1", None),
             ("1_", None),
