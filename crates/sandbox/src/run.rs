@@ -279,11 +279,19 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     let out_thread = std::thread::spawn(move || capture(o, cap, o_over));
     let err_thread = std::thread::spawn(move || capture(e, cap, e_over));
 
+    // A thread waits for the helper, so that its end is seen at once; this thread
+    // checks the limits in between (every 10 ms).
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
     let mut stop = None;
-    let mut pause = Duration::from_micros(100);
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| format!("wait: {e}"))? {
-            break s;
+    loop {
+        match done_rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         let reason = if over.load(Ordering::SeqCst) {
             Some(Stop::Output)
@@ -298,11 +306,12 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
             stop.get_or_insert(r);
             cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(10));
-    };
+    }
     let wall = start.elapsed();
-    let _ = status;
+    waiter
+        .join()
+        .map_err(|_| "the waiting thread panicked")?
+        .map_err(|e| format!("wait: {e}"))?;
 
     // Whatever is left (it should be nothing: the init's exit ends the namespace).
     cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
