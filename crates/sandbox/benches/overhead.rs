@@ -31,13 +31,13 @@ fn main() {
         },
     );
     let bwrap = Command::new("bwrap").arg("--version").output().is_ok();
-    let bwrap_args = [
-        "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
-        "/lib64", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "/bin/true",
-    ];
+    let bwrap_args = "--unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
+        --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+        --proc /proc --dev /dev --tmpfs /tmp /bin/true";
     let quiet = |c: &mut Command| {
-        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
     };
     let (mut plain, mut ours, mut bw) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..runs + 5 {
@@ -55,7 +55,7 @@ fn main() {
         let d_bw = bwrap.then(|| {
             let t = Instant::now();
             let mut c = Command::new("bwrap");
-            c.args(bwrap_args);
+            c.args(bwrap_args.split_whitespace());
             quiet(&mut c);
             assert!(c.status().unwrap().success());
             t.elapsed()
@@ -80,6 +80,10 @@ fn main() {
             continue;
         }
         v.sort();
-        println!("| {name} | {} | {} |", ms(percentile(v, 0.5)), ms(percentile(v, 0.9)));
+        println!(
+            "| {name} | {} | {} |",
+            ms(percentile(v, 0.5)),
+            ms(percentile(v, 0.9))
+        );
     }
 }
