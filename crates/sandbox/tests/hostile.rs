@@ -271,3 +271,43 @@ fn a_daemonised_grandchild_is_killed_at_the_end() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&ps.stdout).contains(&marker));
 }
+
+#[test]
+fn concurrent_runs_in_separate_slots_do_not_see_each_other() {
+    if config("concurrent", &["/bin/true"]).is_none() {
+        return;
+    }
+    let handles: Vec<_> = [1u32, 2]
+        .into_iter()
+        .map(|slot| {
+            std::thread::spawn(move || {
+                let work = tempfile::tempdir().unwrap();
+                std::fs::write(work.path().join("mine"), slot.to_string()).unwrap();
+                let mut cfg = sh(
+                    "concurrent",
+                    "sleep 0.5 & id -u; ls /work; ls /proc | grep -cE '^[0-9]+$'; wait",
+                )
+                .unwrap();
+                cfg.slot = slot;
+                cfg.binds.push(sandbox::init::Bind {
+                    src: work.path().into(),
+                    dst: "/work".into(),
+                    writable: true,
+                });
+                let r = run(&cfg);
+                (slot, r, work)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (slot, r, _work) = h.join().unwrap();
+        assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+        let out = String::from_utf8_lossy(&r.stdout).into_owned();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], (60000 + slot).to_string(), "{out}");
+        assert_eq!(lines[1], "mine", "{out}");
+        // The shell, the sleep, ls and grep at most: nothing of the other run.
+        let visible: usize = lines[2].parse().unwrap();
+        assert!(visible <= 4, "{out}");
+    }
+}
