@@ -309,37 +309,17 @@ impl Display for OutputProblem {
 
 /// Parses the bytes of an output file (only the first four lines are read).
 pub fn parse_output(bytes: &[u8]) -> Result<OutputFile, OutputProblem> {
-    // Split on bytes first: `\r` and `\n` never occur inside a UTF-8 sequence.
-    let mut lines: Vec<&[u8]> = Vec::with_capacity(4);
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() && lines.len() < 4 {
-        match bytes[i] {
-            b'\n' => {
-                lines.push(&bytes[start..i]);
-                start = i + 1;
-            }
-            b'\r' => {
-                lines.push(&bytes[start..i]);
-                if bytes.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if lines.len() < 4 && start < bytes.len() {
-        lines.push(&bytes[start..]);
-    }
+    let lines: Vec<python::Line> = python::lines(bytes).take(4).collect();
     if lines.len() < 4 {
         return Err(OutputProblem::TooFewLines(lines.len()));
     }
     let text: Vec<&str> = lines
         .iter()
         .enumerate()
-        .map(|(k, l)| std::str::from_utf8(l).map_err(|_| OutputProblem::NotUtf8 { line: k + 1 }))
+        .map(|(k, l)| {
+            std::str::from_utf8(&bytes[l.start..l.end])
+                .map_err(|_| OutputProblem::NotUtf8 { line: k + 1 })
+        })
         .collect::<Result<_, _>>()?;
     let fields = |l: &str| l.split(',').map(str::to_string).collect::<Vec<_>>();
     Ok(OutputFile {
@@ -526,22 +506,17 @@ fn read_output(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
-/// How many line endings (`\n`, `\r\n` or a lone `\r`) the bytes hold.
-fn line_ends(bytes: &[u8]) -> usize {
-    let mut n = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-            n += 1;
-        }
-    }
-    n
-}
-
 /// Reads an output file's bytes as the official helper does (the first four lines).
 fn output_file(bytes: &[u8]) -> Result<OutputFile, OutputProblem> {
     // More bytes than we read: the four lines must all end within them, or line 4 (or
     // an earlier one) is cut and would read differently from the whole file.
-    if bytes.len() as u64 > MAX_OUTPUT_BYTES && line_ends(&bytes[..MAX_OUTPUT_BYTES as usize]) < 4 {
+    let within = |limit: usize| {
+        python::lines(&bytes[..limit])
+            .take(4)
+            .filter(|l| l.terminated)
+            .count()
+    };
+    if bytes.len() as u64 > MAX_OUTPUT_BYTES && within(MAX_OUTPUT_BYTES as usize) < 4 {
         return Err(OutputProblem::TooLarge);
     }
     parse_output(bytes)
@@ -568,10 +543,7 @@ fn official_first_failure(labels: &Path, outputs: &Path) -> Result<(), ScoreErro
         let root = &name[..name.len() - ".txt".len()];
         let output = outputs.join(format!("{root}.csv"));
         if !output.is_file() {
-            return Err(ScoreError::official(
-                output.display().to_string(),
-                format!("Output file {root}.csv not found for label file {name}."),
-            ));
+            return Err(not_found(&output, root, name));
         }
         pairs.push((path, output));
     }
@@ -848,32 +820,18 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Scores the output folder against the reference.
+/// Scores the output folder against the reference. In official-compat mode it stops at
+/// the first patient (in name order) the official scorer would fail on;
+/// [`score_folders`] reports the failure it would meet first across all of them.
 pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report, ScoreError> {
     let mut errors = Vec::new();
     let mut warnings = reference.warnings.clone();
-    if mode == Mode::Strict && !outputs.is_dir() {
+    let outputs_exist = outputs.is_dir();
+    if mode == Mode::Strict && !outputs_exist {
         errors.push(PredictionError::new(
             outputs.display().to_string(),
             "the outputs folder does not exist: every patient is scored as the empty output",
         ));
-    }
-    if mode == Mode::OfficialCompat {
-        // The official scorer pairs every label file with its output before reading any,
-        // so a missing output is what it reports first.
-        for p in &reference.patients {
-            let path = outputs.join(format!("{}.csv", p.id));
-            if !path.is_file() {
-                return Err(ScoreError::official(
-                    path.display().to_string(),
-                    format!(
-                        "Output file {}.csv not found for label file {}.",
-                        p.id,
-                        label_name(p)
-                    ),
-                ));
-            }
-        }
     }
     let mut items = Vec::with_capacity(reference.patients.len());
     let mut murmur_scores = Vec::with_capacity(reference.patients.len());
@@ -890,8 +848,10 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
             });
         let (file, values) = match read {
             Ok(None) => {
-                // (Official-compat mode has returned already.)
-                if outputs.is_dir() {
+                if mode == Mode::OfficialCompat {
+                    return Err(not_found(&path, &p.id, &label_name(p)));
+                }
+                if outputs_exist {
                     errors.push(PredictionError::new(
                         &name,
                         "missing: scored as the empty output (Present, Abnormal, scores 0)",
@@ -990,6 +950,14 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
         errors,
         warnings,
     })
+}
+
+/// The official scorer's failure for a label file without its output.
+fn not_found(output: &Path, root: &str, label_file: &str) -> ScoreError {
+    ScoreError::official(
+        output.display().to_string(),
+        format!("Output file {root}.csv not found for label file {label_file}."),
+    )
 }
 
 fn label_name(p: &Patient) -> String {

@@ -16,37 +16,54 @@ pub(crate) fn strip(s: &str) -> &str {
     s.trim_matches(is_py_space)
 }
 
-/// The lines of a file read in Python's text mode (universal newlines): `\n`, `\r\n` and
-/// a lone `\r` each end a line. The terminators are dropped; a final terminator does not
+/// One line of a file read in Python's text mode (universal newlines: `\n`, `\r\n` and a
+/// lone `\r` each end a line): its byte range without the terminator, and whether a
+/// terminator ended it (only the last line may lack one). The ranges hold on bytes and
+/// on text alike, since `\r` and `\n` never occur inside a UTF-8 sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Line {
+    pub start: usize,
+    pub end: usize,
+    pub terminated: bool,
+}
+
+/// The lines of `bytes`, as Python's text mode splits them; a final terminator does not
 /// start another line.
-pub(crate) fn text_lines(s: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let bytes = s.as_bytes();
+pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = Line> + '_ {
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                lines.push(&s[start..i]);
-                i += 1;
-                start = i;
-            }
-            b'\r' => {
-                lines.push(&s[start..i]);
-                i += if bytes.get(i + 1) == Some(&b'\n') {
-                    2
-                } else {
-                    1
-                };
-                start = i;
-            }
-            _ => i += 1,
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
         }
-    }
-    if start < bytes.len() {
-        lines.push(&s[start..]);
-    }
-    lines
+        let rest = &bytes[start..];
+        let line = match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(k) => {
+                let crlf = rest[k] == b'\r' && rest.get(k + 1) == Some(&b'\n');
+                let line = Line {
+                    start,
+                    end: start + k,
+                    terminated: true,
+                };
+                start += k + if crlf { 2 } else { 1 };
+                line
+            }
+            None => {
+                let line = Line {
+                    start,
+                    end: bytes.len(),
+                    terminated: false,
+                };
+                start = bytes.len();
+                line
+            }
+        };
+        Some(line)
+    })
+}
+
+/// The lines of a text read in Python's text mode, without their terminators.
+pub(crate) fn text_lines(s: &str) -> Vec<&str> {
+    lines(s.as_bytes()).map(|l| &s[l.start..l.end]).collect()
 }
 
 /// The first code point of every block of ten Unicode decimal digits (category Nd), as
