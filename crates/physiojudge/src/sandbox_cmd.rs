@@ -21,29 +21,25 @@ pub enum SandboxCommand {
     Run(RunArgs),
 }
 
-fn defaults() -> Limits {
-    Limits::default()
-}
-
 #[derive(Args)]
 pub struct RunArgs {
     /// CPU time limit, seconds (all processes together).
-    #[arg(long, default_value_t = defaults().cpu_time.as_secs_f64())]
+    #[arg(long, default_value_t = Limits::default().cpu_time.as_secs_f64())]
     pub time: f64,
     /// Wall-clock limit, seconds.
-    #[arg(long, default_value_t = defaults().wall_time.as_secs_f64())]
+    #[arg(long, default_value_t = Limits::default().wall_time.as_secs_f64())]
     pub wall_time: f64,
     /// Memory limit, MiB (all processes together, no swap).
-    #[arg(long, default_value_t = defaults().memory_bytes >> 20)]
+    #[arg(long, default_value_t = Limits::default().memory_bytes >> 20)]
     pub mem: u64,
     /// Processes and threads alive at once.
-    #[arg(long, default_value_t = defaults().pids)]
+    #[arg(long, default_value_t = Limits::default().pids)]
     pub pids: u64,
     /// Largest file the program may write, MiB.
-    #[arg(long, default_value_t = defaults().file_size_bytes >> 20)]
+    #[arg(long, default_value_t = Limits::default().file_size_bytes >> 20)]
     pub fsize: u64,
     /// Bytes kept of stdout and of stderr each, KiB; more ends the run (output_limit).
-    #[arg(long, default_value_t = defaults().output_bytes >> 10)]
+    #[arg(long, default_value_t = Limits::default().output_bytes >> 10)]
     pub output_limit: u64,
     /// Show a host path read-only: SRC or SRC:DST (repeatable).
     #[arg(long, value_name = "SRC[:DST]")]

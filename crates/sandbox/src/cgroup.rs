@@ -87,7 +87,8 @@ fn number(path: &Path, what: &'static str) -> Result<u64, CgroupError> {
     })
 }
 
-/// Where the cgroup hierarchies are and which version to use.
+/// Where the cgroup hierarchies are and which version to use: one directory per
+/// hierarchy. A [`Cgroup`] has the same shape, one directory of its own in each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
     V2 {
@@ -154,8 +155,8 @@ impl Layout {
         Err(CgroupError::NoLayout(base.to_path_buf()))
     }
 
-    /// Every hierarchy directory of this layout.
-    fn hierarchies(&self) -> Vec<&Path> {
+    /// Every directory (one per hierarchy).
+    pub fn all(&self) -> Vec<&Path> {
         match self {
             Layout::V2 { root } => vec![root],
             Layout::V1 {
@@ -178,13 +179,33 @@ impl Layout {
         }
     }
 
+    /// The same shape with `f` applied to every directory.
+    fn try_map<E>(&self, mut f: impl FnMut(&Path) -> Result<PathBuf, E>) -> Result<Layout, E> {
+        Ok(match self {
+            Layout::V2 { root } => Layout::V2 { root: f(root)? },
+            Layout::V1 {
+                memory,
+                pids,
+                cpuacct,
+                freezer,
+                unified,
+            } => Layout::V1 {
+                memory: f(memory)?,
+                pids: f(pids)?,
+                cpuacct: f(cpuacct)?,
+                freezer: freezer.as_deref().map(&mut f).transpose()?,
+                unified: unified.as_deref().map(&mut f).transpose()?,
+            },
+        })
+    }
+
     /// Removes the cgroups that runners which died (killed with SIGKILL, say) left behind:
     /// those under `physiojudge/` whose name carries the id of a process that no longer
     /// exists (`alive` says which do). Their processes are gone already (each run's init
     /// dies with its runner), so only empty directories remain. Returns how many went.
     pub fn sweep(&self, alive: impl Fn(u32) -> bool) -> usize {
         let mut removed = 0;
-        for h in self.hierarchies() {
+        for h in self.all() {
             let Ok(entries) = std::fs::read_dir(h.join(PARENT)) else {
                 continue;
             };
@@ -209,7 +230,13 @@ impl Layout {
 
     /// Creates the cgroup `physiojudge/<name>` with its limits.
     pub fn create(&self, name: &str, limits: CgroupLimits) -> Result<Cgroup, CgroupError> {
-        let mkdir = |hierarchy: &Path| -> Result<PathBuf, CgroupError> {
+        if let Layout::V2 { root } = self {
+            // Controllers must be enabled in the parent of every cgroup that uses them:
+            // the root gives them to `physiojudge`, which gives them to the runs.
+            enable_v2_controllers(root)?;
+        }
+        let mut made = Vec::new();
+        let dirs = self.try_map(|hierarchy| {
             let parent = hierarchy.join(PARENT);
             match std::fs::create_dir(&parent) {
                 Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
@@ -217,71 +244,49 @@ impl Layout {
                 }
                 _ => {}
             }
+            if matches!(self, Layout::V2 { .. }) {
+                enable_v2_controllers(&parent)?;
+            }
             let dir = parent.join(name);
             std::fs::create_dir(&dir).map_err(io(&dir))?;
+            made.push(dir.clone());
             Ok(dir)
+        });
+        let dirs = match dirs {
+            Ok(d) => d,
+            Err(e) => {
+                for d in made.iter().rev() {
+                    let _ = std::fs::remove_dir(d);
+                }
+                return Err(e);
+            }
         };
-        match self {
-            Layout::V2 { root } => {
-                // Controllers must be enabled in the parent of every cgroup that uses them:
-                // the root gives them to `physiojudge`, which gives them to the runs.
-                enable_v2_controllers(root)?;
-                let dir = mkdir(root)?;
-                enable_v2_controllers(&root.join(PARENT))?;
-                let cg = Cgroup {
-                    kind: Kind::V2 { dir: dir.clone() },
-                };
-                write(&dir.join("memory.max"), &limits.memory_bytes.to_string())?;
+        // From here on, dropping the cgroup removes it.
+        let cg = Cgroup {
+            dirs,
+            removed: false,
+        };
+        let bytes = limits.memory_bytes.to_string();
+        let pids = limits.pids.to_string();
+        match &cg.dirs {
+            Layout::V2 { root: dir } => {
+                write(&dir.join("memory.max"), &bytes)?;
                 // Optional files: absent without swap accounting, or on older kernels.
                 optional(write(&dir.join("memory.swap.max"), "0"))?;
                 optional(write(&dir.join("memory.oom.group"), "1"))?;
-                write(&dir.join("pids.max"), &limits.pids.to_string())?;
-                Ok(cg)
+                write(&dir.join("pids.max"), &pids)?;
             }
             Layout::V1 {
-                memory,
-                pids,
-                cpuacct,
-                freezer,
-                unified,
+                memory, pids: p, ..
             } => {
-                let mut cg = Cgroup {
-                    kind: Kind::V1 {
-                        memory: mkdir(memory)?,
-                        pids: PathBuf::new(),
-                        cpuacct: PathBuf::new(),
-                        freezer: None,
-                        unified: None,
-                    },
-                };
-                // Fill in one directory at a time, so that Drop removes what exists when a
-                // later step fails.
-                if let Kind::V1 {
-                    memory: m,
-                    pids: p,
-                    cpuacct: c,
-                    freezer: f,
-                    unified: u,
-                } = &mut cg.kind
-                {
-                    *p = mkdir(pids)?;
-                    *c = mkdir(cpuacct)?;
-                    if let Some(fz) = freezer {
-                        *f = Some(mkdir(fz)?);
-                    }
-                    if let Some(un) = unified {
-                        *u = Some(mkdir(un)?);
-                    }
-                    let bytes = limits.memory_bytes.to_string();
-                    write(&m.join("memory.limit_in_bytes"), &bytes)?;
-                    // memory+swap no larger than memory: no swapping. Absent when the
-                    // kernel does no swap accounting, and then there is nothing to limit.
-                    optional(write(&m.join("memory.memsw.limit_in_bytes"), &bytes))?;
-                    write(&p.join("pids.max"), &limits.pids.to_string())?;
-                }
-                Ok(cg)
+                write(&memory.join("memory.limit_in_bytes"), &bytes)?;
+                // memory+swap no larger than memory: no swapping. Absent when the kernel
+                // does no swap accounting, and then there is nothing to limit.
+                optional(write(&memory.join("memory.memsw.limit_in_bytes"), &bytes))?;
+                write(&p.join("pids.max"), &pids)?;
             }
         }
+        Ok(cg)
     }
 }
 
@@ -311,50 +316,17 @@ fn optional(r: Result<(), CgroupError>) -> Result<(), CgroupError> {
     }
 }
 
-#[derive(Debug)]
-enum Kind {
-    V2 {
-        dir: PathBuf,
-    },
-    V1 {
-        memory: PathBuf,
-        pids: PathBuf,
-        cpuacct: PathBuf,
-        freezer: Option<PathBuf>,
-        unified: Option<PathBuf>,
-    },
-}
-
 /// The cgroup of one run. Dropping it kills what is left in it and removes it.
 #[derive(Debug)]
 pub struct Cgroup {
-    kind: Kind,
+    dirs: Layout,
+    removed: bool,
 }
 
 impl Cgroup {
     /// Every directory of this cgroup (one per hierarchy).
     pub fn dirs(&self) -> Vec<&Path> {
-        match &self.kind {
-            Kind::V2 { dir } => vec![dir],
-            Kind::V1 {
-                memory,
-                pids,
-                cpuacct,
-                freezer,
-                unified,
-            } => [
-                Some(memory),
-                Some(pids),
-                Some(cpuacct),
-                freezer.as_ref(),
-                unified.as_ref(),
-            ]
-            .into_iter()
-            .flatten()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(PathBuf::as_path)
-            .collect(),
-        }
+        self.dirs.all()
     }
 
     /// Moves a process (and so its future children) into the cgroup.
@@ -367,12 +339,12 @@ impl Cgroup {
 
     /// CPU time of every process that ran in the cgroup (user + system).
     pub fn cpu_time(&self) -> Result<Duration, CgroupError> {
-        match &self.kind {
-            Kind::V2 { dir } => Ok(Duration::from_micros(keyed(
+        match &self.dirs {
+            Layout::V2 { root: dir } => Ok(Duration::from_micros(keyed(
                 &dir.join("cpu.stat"),
                 "usage_usec",
             )?)),
-            Kind::V1 { cpuacct, .. } => Ok(Duration::from_nanos(number(
+            Layout::V1 { cpuacct, .. } => Ok(Duration::from_nanos(number(
                 &cpuacct.join("cpuacct.usage"),
                 "CPU nanoseconds",
             )?)),
@@ -382,9 +354,9 @@ impl Cgroup {
     /// Peak memory of the cgroup; `None` where the kernel does not record it (v2 before
     /// Linux 5.19).
     pub fn memory_peak(&self) -> Option<u64> {
-        match &self.kind {
-            Kind::V2 { dir } => number(&dir.join("memory.peak"), "bytes").ok(),
-            Kind::V1 { memory, .. } => {
+        match &self.dirs {
+            Layout::V2 { root: dir } => number(&dir.join("memory.peak"), "bytes").ok(),
+            Layout::V1 { memory, .. } => {
                 number(&memory.join("memory.max_usage_in_bytes"), "bytes").ok()
             }
         }
@@ -392,26 +364,26 @@ impl Cgroup {
 
     /// How many times the OOM killer killed a process of the cgroup.
     pub fn oom_kills(&self) -> Result<u64, CgroupError> {
-        match &self.kind {
-            Kind::V2 { dir } => keyed(&dir.join("memory.events"), "oom_kill"),
-            Kind::V1 { memory, .. } => keyed(&memory.join("memory.oom_control"), "oom_kill"),
+        match &self.dirs {
+            Layout::V2 { root: dir } => keyed(&dir.join("memory.events"), "oom_kill"),
+            Layout::V1 { memory, .. } => keyed(&memory.join("memory.oom_control"), "oom_kill"),
         }
     }
 
     /// How many times a fork failed on the pids limit.
     pub fn pids_limit_hits(&self) -> Result<u64, CgroupError> {
-        let dir = match &self.kind {
-            Kind::V2 { dir } => dir,
-            Kind::V1 { pids, .. } => pids,
+        let dir = match &self.dirs {
+            Layout::V2 { root: dir } => dir,
+            Layout::V1 { pids, .. } => pids,
         };
         keyed(&dir.join("pids.events"), "max")
     }
 
     /// The processes in the cgroup now.
     pub fn procs(&self) -> Result<Vec<i32>, CgroupError> {
-        let dir = match &self.kind {
-            Kind::V2 { dir } => dir,
-            Kind::V1 { pids, .. } => pids,
+        let dir = match &self.dirs {
+            Layout::V2 { root: dir } => dir,
+            Layout::V1 { pids, .. } => pids,
         };
         let path = dir.join("cgroup.procs");
         Ok(read(&path)?
@@ -424,9 +396,9 @@ impl Cgroup {
     /// With `cgroup.kill` the kernel does it atomically; otherwise the processes are
     /// frozen first (when the freezer exists), so that none forks during the sweep.
     pub fn kill_all(&self) -> Result<(), CgroupError> {
-        let kill_file = match &self.kind {
-            Kind::V2 { dir } => Some(dir.join("cgroup.kill")),
-            Kind::V1 { unified, .. } => unified.as_ref().map(|u| u.join("cgroup.kill")),
+        let kill_file = match &self.dirs {
+            Layout::V2 { root: dir } => Some(dir.join("cgroup.kill")),
+            Layout::V1 { unified, .. } => unified.as_ref().map(|u| u.join("cgroup.kill")),
         }
         .filter(|k| k.exists());
         let deadline = Instant::now() + Duration::from_secs(1);
@@ -438,8 +410,8 @@ impl Cgroup {
             if let Some(k) = &kill_file {
                 write(k, "1")?;
             } else {
-                let freezer = match &self.kind {
-                    Kind::V1 {
+                let freezer = match &self.dirs {
+                    Layout::V1 {
                         freezer: Some(f), ..
                     } => Some(f.join("freezer.state")),
                     _ => None,
@@ -486,16 +458,14 @@ impl Cgroup {
                 }
             }
         }
-        self.kind = Kind::V2 {
-            dir: PathBuf::new(),
-        };
+        self.removed = true;
         Ok(())
     }
 }
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        if matches!(&self.kind, Kind::V2 { dir } if dir.as_os_str().is_empty()) {
+        if self.removed {
             return;
         }
         if let Err(e) = self.remove_dirs() {

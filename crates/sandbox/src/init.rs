@@ -199,6 +199,13 @@ fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), Strin
         .map_err(step("remount", &target))
 }
 
+/// Creates `dir` (and its parents) and mounts a new file system of `kind` on it.
+fn mount_fs(dir: &Path, kind: &str, flags: MsFlags, options: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(io_step("mkdir", dir))?;
+    mount(Some(kind), dir, Some(kind), flags, Some(options))
+        .map_err(step(&format!("mount {kind} on"), dir))
+}
+
 fn build_root(spec: &InitSpec) -> Result<(), String> {
     let root = &spec.root;
     // Nothing we mount may propagate back to the host.
@@ -210,16 +217,10 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(step("make private", Path::new("/")))?;
-    mount(
-        Some("tmpfs"),
-        root,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some("size=16m,mode=0755"),
-    )
-    .map_err(step("mount the root tmpfs on", root))?;
+    let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
+    mount_fs(root, "tmpfs", nosuid | nodev, "size=16m,mode=0755")?;
     for dir in &spec.system {
-        if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
+        if std::fs::symlink_metadata(dir).is_ok() {
             bind(root, dir, dir, Access::ReadOnly)?;
         }
     }
@@ -231,27 +232,15 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
         };
         bind(root, &b.src, &b.dst, access)?;
     }
-    let tmp = root.join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(io_step("mkdir", &tmp))?;
-    mount(
-        Some("tmpfs"),
-        &tmp,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some(format!("size={},mode=1777", spec.tmp_bytes.max(4096)).as_str()),
-    )
-    .map_err(step("mount tmpfs on", &tmp))?;
-    let proc_dir = root.join("proc");
-    std::fs::create_dir_all(&proc_dir).map_err(io_step("mkdir", &proc_dir))?;
-    mount(
-        Some("proc"),
-        &proc_dir,
-        Some("proc"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        // The program sees only its own processes, not the init that runs as root.
-        Some("hidepid=invisible"),
-    )
-    .map_err(step("mount proc on", &proc_dir))?;
+    let tmp_options = format!("size={},mode=1777", spec.tmp_bytes.max(4096));
+    mount_fs(&root.join("tmp"), "tmpfs", nosuid | nodev, &tmp_options)?;
+    // The program sees only its own processes, not the init that runs as root.
+    mount_fs(
+        &root.join("proc"),
+        "proc",
+        nosuid | nodev | noexec,
+        "hidepid=invisible",
+    )?;
     build_dev(root)?;
     build_etc(root, spec)?;
 
@@ -275,15 +264,12 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
 
 fn build_dev(root: &Path) -> Result<(), String> {
     let dev = root.join("dev");
-    std::fs::create_dir_all(&dev).map_err(io_step("mkdir", &dev))?;
-    mount(
-        Some("tmpfs"),
+    mount_fs(
         &dev,
-        Some("tmpfs"),
+        "tmpfs",
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        Some("size=64k,mode=0755"),
-    )
-    .map_err(step("mount tmpfs on", &dev))?;
+        "size=64k,mode=0755",
+    )?;
     for name in ["null", "zero", "full", "random", "urandom"] {
         let host = Path::new("/dev").join(name);
         bind(root, &host, &host, Access::Device)?;
@@ -298,16 +284,8 @@ fn build_dev(root: &Path) -> Result<(), String> {
         std::os::unix::fs::symlink(target, &path).map_err(io_step("symlink", &path))?;
     }
     // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
-    let shm = dev.join("shm");
-    std::fs::create_dir_all(&shm).map_err(io_step("mkdir", &shm))?;
-    mount(
-        Some("tmpfs"),
-        &shm,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        Some("size=64m,mode=1777"),
-    )
-    .map_err(step("mount tmpfs on", &shm))
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount_fs(&dev.join("shm"), "tmpfs", flags, "size=64m,mode=1777")
 }
 
 fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {

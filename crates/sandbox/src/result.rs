@@ -35,10 +35,26 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// The name used in the result record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::RuntimeError => "runtime_error",
+            Verdict::Signalled => "signalled",
+            Verdict::TimeLimit => "time_limit",
+            Verdict::WallTimeLimit => "wall_time_limit",
+            Verdict::MemoryLimit => "memory_limit",
+            Verdict::OutputLimit => "output_limit",
+            Verdict::ForbiddenSyscall => "forbidden_syscall",
+            Verdict::InternalError => "internal_error",
+        }
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = serde_json::to_value(self).ok();
-        f.write_str(s.as_ref().and_then(|v| v.as_str()).unwrap_or("?"))
+        f.write_str(self.as_str())
     }
 }
 
@@ -98,6 +114,20 @@ mod tests {
                 .all(|x| !x.is_object() && !x.is_array())
         );
         assert_eq!(Verdict::ForbiddenSyscall.to_string(), "forbidden_syscall");
+        // The names in the record and in text agree for every verdict.
+        for v in [
+            Verdict::Ok,
+            Verdict::RuntimeError,
+            Verdict::Signalled,
+            Verdict::TimeLimit,
+            Verdict::WallTimeLimit,
+            Verdict::MemoryLimit,
+            Verdict::OutputLimit,
+            Verdict::ForbiddenSyscall,
+            Verdict::InternalError,
+        ] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
         assert!(!Verdict::InternalError.charged_to_entry());
         let back: RunResult = serde_json::from_value(v).unwrap();
         assert_eq!(back, r);

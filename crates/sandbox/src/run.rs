@@ -166,10 +166,14 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         RUNS.fetch_add(1, Ordering::Relaxed)
     );
     let layout = Layout::detect(&cfg.cgroup_base).map_err(|e| e.to_string())?;
-    // What runners killed before they could clean up left behind.
-    let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
-    layout.sweep(alive);
-    RootDir::sweep(alive);
+    // What runners killed before they could clean up left behind: once per process, not
+    // on every run (a runner that dies takes only its own runs with it).
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(|| {
+        let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+        layout.sweep(alive);
+        RootDir::sweep(alive);
+    });
     let cgroup = layout
         .create(
             &name,
@@ -209,10 +213,11 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         .dirs()
         .iter()
         .map(|d| {
-            std::ffi::CString::new(d.join("cgroup.procs").as_os_str().as_encoded_bytes())
-                .expect("no NUL in a path")
+            let path = d.join("cgroup.procs");
+            std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                .map_err(|_| format!("{}: a NUL byte in the path", path.display()))
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let stdin = match &cfg.stdin {
         Some(p) => {
             Stdio::from(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)
@@ -332,46 +337,13 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     cgroup.remove().map_err(|e| format!("cgroup: {e}"))?;
     drop(root);
 
-    let (mut exit_code, mut signal) = (None, None);
-    let line = line.trim();
-    let (verdict, message) = if let Some(code) = line.strip_prefix("exit ") {
-        exit_code = code.parse().ok();
-        (Verdict::Ok, None)
-    } else if let Some(sig) = line.strip_prefix("signal ") {
-        signal = sig.parse().ok();
-        (Verdict::Signalled, None)
-    } else if let Some(why) = line.strip_prefix("exec ") {
-        exit_code = Some(127);
-        (
-            Verdict::RuntimeError,
-            Some(format!("cannot start the program: {why}")),
-        )
-    } else if stop.is_some() || oom {
-        // The init itself was killed (a limit hit while the program was starting).
-        signal = Some(libc::SIGKILL);
-        (Verdict::Signalled, None)
-    } else {
-        let why = line.strip_prefix("setup ").unwrap_or(line);
-        return Err(format!(
-            "the sandbox could not be set up: {}",
-            if why.is_empty() {
-                "no report from the init"
-            } else {
-                why
-            }
-        ));
+    let ending = ending(line.trim(), stop.is_some() || oom)?;
+    let (verdict, message) = classify(&ending, stop, oom, &cfg.limits, cpu);
+    let (exit_code, signal) = match ending {
+        Ending::Exit(c) => (Some(c), None),
+        Ending::Signal(s) => (None, Some(s)),
+        Ending::NotStarted(_) => (Some(127), None),
     };
-    let verdict_message = classify(
-        verdict,
-        exit_code,
-        signal,
-        stop,
-        oom,
-        &cfg.limits,
-        cpu,
-        wall,
-    );
-    let (verdict, msg) = verdict_message;
     Ok(Run {
         result: RunResult {
             verdict,
@@ -385,107 +357,103 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
             stderr_bytes,
             stdout_truncated: stdout_bytes > cap,
             stderr_truncated: stderr_bytes > cap,
-            message: message.or(msg),
+            message,
         },
         stdout,
         stderr,
     })
 }
 
-/// The verdict, from the most to the least specific explanation.
-#[allow(clippy::too_many_arguments)]
+/// How the program ended, as the init reported it on the status pipe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ending {
+    Exit(i32),
+    Signal(i32),
+    /// It could not be executed (the message says why).
+    NotStarted(String),
+}
+
+/// Reads the init's report. No report means the sandbox failed, unless the runner killed
+/// the run (a limit hit while the program was starting), which kills the init too.
+fn ending(line: &str, killed: bool) -> Result<Ending, String> {
+    let number = |n: &str| n.parse().map_err(|_| format!("unreadable report {line:?}"));
+    if let Some(code) = line.strip_prefix("exit ") {
+        Ok(Ending::Exit(number(code)?))
+    } else if let Some(sig) = line.strip_prefix("signal ") {
+        Ok(Ending::Signal(number(sig)?))
+    } else if let Some(why) = line.strip_prefix("exec ") {
+        Ok(Ending::NotStarted(why.to_string()))
+    } else if killed {
+        Ok(Ending::Signal(libc::SIGKILL))
+    } else {
+        let why = line.strip_prefix("setup ").unwrap_or(line);
+        let why = if why.is_empty() {
+            "no report from the init"
+        } else {
+            why
+        };
+        Err(format!("the sandbox could not be set up: {why}"))
+    }
+}
+
+/// The verdict and its explanation, from the most to the least specific.
 fn classify(
-    base: Verdict,
-    exit_code: Option<i32>,
-    signal: Option<i32>,
+    ending: &Ending,
     stop: Option<Stop>,
     oom: bool,
     limits: &Limits,
     cpu: Duration,
-    wall: Duration,
 ) -> (Verdict, Option<String>) {
-    let mb = |b: u64| b as f64 / (1 << 20) as f64;
-    if signal == Some(libc::SIGSYS) {
-        return (
-            Verdict::ForbiddenSyscall,
-            Some("killed for a forbidden system call (seccomp)".into()),
-        );
+    let cpu_limit = || {
+        format!(
+            "CPU time limit of {:.3} s exceeded",
+            limits.cpu_time.as_secs_f64()
+        )
+    };
+    if *ending == Ending::Signal(libc::SIGSYS) {
+        let why = "killed for a forbidden system call (seccomp)";
+        return (Verdict::ForbiddenSyscall, Some(why.into()));
     }
     if oom {
+        let mib = limits.memory_bytes as f64 / (1 << 20) as f64;
         return (
             Verdict::MemoryLimit,
-            Some(format!(
-                "memory limit of {:.0} MiB exceeded",
-                mb(limits.memory_bytes)
-            )),
+            Some(format!("memory limit of {mib:.0} MiB exceeded")),
         );
     }
-    match stop {
-        Some(Stop::Cpu) => {
-            return (
-                Verdict::TimeLimit,
-                Some(format!(
-                    "CPU time limit of {:.3} s exceeded ({:.3} s used)",
-                    limits.cpu_time.as_secs_f64(),
-                    cpu.as_secs_f64()
-                )),
-            );
-        }
-        Some(Stop::Wall) => {
-            return (
-                Verdict::WallTimeLimit,
-                Some(format!(
-                    "wall time limit of {:.3} s exceeded",
-                    limits.wall_time.as_secs_f64()
-                )),
-            );
-        }
-        Some(Stop::Output) => {
-            return (
-                Verdict::OutputLimit,
-                Some(format!(
-                    "output limit of {} bytes exceeded",
-                    limits.output_bytes
-                )),
-            );
-        }
-        None => {}
-    }
-    match signal {
-        Some(libc::SIGXCPU) => (
+    let (verdict, message) = match (stop, ending) {
+        (Some(Stop::Cpu), _) => (
             Verdict::TimeLimit,
-            Some(format!(
-                "CPU time limit of {:.3} s exceeded",
-                limits.cpu_time.as_secs_f64()
-            )),
+            format!("{} ({:.3} s used)", cpu_limit(), cpu.as_secs_f64()),
         ),
-        Some(libc::SIGXFSZ) => (
+        (Some(Stop::Wall), _) => (
+            Verdict::WallTimeLimit,
+            format!(
+                "wall time limit of {:.3} s exceeded",
+                limits.wall_time.as_secs_f64()
+            ),
+        ),
+        (Some(Stop::Output), _) => (
             Verdict::OutputLimit,
-            Some(format!(
+            format!("output limit of {} bytes exceeded", limits.output_bytes),
+        ),
+        (None, Ending::Signal(libc::SIGXCPU)) => (Verdict::TimeLimit, cpu_limit()),
+        (None, Ending::Signal(libc::SIGXFSZ)) => (
+            Verdict::OutputLimit,
+            format!(
                 "file size limit of {} bytes exceeded",
                 limits.file_size_bytes
-            )),
-        ),
-        Some(s) => (
-            Verdict::Signalled,
-            Some(format!(
-                "killed by signal {s}{}",
-                if wall > limits.wall_time {
-                    " after the wall time limit"
-                } else {
-                    ""
-                }
-            )),
-        ),
-        None => match (base, exit_code) {
-            (Verdict::Ok, Some(0)) => (Verdict::Ok, None),
-            (Verdict::Ok, Some(c)) => (
-                Verdict::RuntimeError,
-                Some(format!("exited with status {c}")),
             ),
-            (v, _) => (v, None),
-        },
-    }
+        ),
+        (None, Ending::Signal(s)) => (Verdict::Signalled, format!("killed by signal {s}")),
+        (None, Ending::Exit(0)) => return (Verdict::Ok, None),
+        (None, Ending::Exit(c)) => (Verdict::RuntimeError, format!("exited with status {c}")),
+        (None, Ending::NotStarted(why)) => (
+            Verdict::RuntimeError,
+            format!("cannot start the program: {why}"),
+        ),
+    };
+    (verdict, Some(message))
 }
 
 /// The empty host directory the inside builds its root in; removed afterwards.

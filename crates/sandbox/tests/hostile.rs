@@ -21,6 +21,18 @@ fn config(test: &str, argv: &[&str]) -> Option<RunConfig> {
     Some(cfg)
 }
 
+/// Asserts the verdict, showing the whole record and both outputs when it differs.
+fn expect(r: &sandbox::Run, want: Verdict, what: &str) {
+    assert_eq!(
+        r.result.verdict,
+        want,
+        "{what}: {:?}\nstdout: {}\nstderr: {}",
+        r.result,
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
+
 fn sh(test: &str, script: &str) -> Option<RunConfig> {
     config(test, &["/bin/sh", "-c", script])
 }
@@ -31,11 +43,11 @@ fn true_is_ok_and_exit_status_is_a_runtime_error() {
         return;
     };
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+    expect(&r, Verdict::Ok, "true");
     assert_eq!(r.result.exit_code, Some(0));
     let cfg = sh("exit_status", "echo out; echo err >&2; exit 3").unwrap();
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::RuntimeError, "{:?}", r.result);
+    expect(&r, Verdict::RuntimeError, "exit status");
     assert_eq!(r.result.exit_code, Some(3));
     assert_eq!(
         (r.stdout.as_slice(), r.stderr.as_slice()),
@@ -63,13 +75,7 @@ fn network_is_loopback_only_and_the_host_is_unreachable() {
     };
     let r = run(&cfg);
     let out = String::from_utf8_lossy(&r.stdout);
-    assert_eq!(
-        r.result.verdict,
-        Verdict::Ok,
-        "{:?} {out} {}",
-        r.result,
-        String::from_utf8_lossy(&r.stderr)
-    );
+    expect(&r, Verdict::Ok, "network");
     assert!(out.starts_with("refused"), "{out}");
     assert!(out.contains("['lo']"), "{out}");
     assert!(out.contains("no resolution"), "{out}");
@@ -99,13 +105,7 @@ fn filesystem_is_read_only_and_host_paths_are_invisible() {
     });
     let r = run(&cfg);
     let out = String::from_utf8_lossy(&r.stdout);
-    assert_eq!(
-        r.result.verdict,
-        Verdict::Ok,
-        "{:?} {out} {}",
-        r.result,
-        String::from_utf8_lossy(&r.stderr)
-    );
+    expect(&r, Verdict::Ok, "filesystem");
     let wrote: Vec<&str> = out.lines().filter(|l| l.starts_with("wrote")).collect();
     assert_eq!(wrote, ["wrote /work/ok", "wrote /tmp/ok"], "{out}");
     assert!(!out.contains("sees"), "{out}");
@@ -142,7 +142,7 @@ fn fork_bomb_is_contained() {
     cfg.limits.wall_time = Duration::from_secs(3);
     let r = run(&cfg);
     // The bomb cannot grow past the pids limit; the wall clock ends it.
-    assert_eq!(r.result.verdict, Verdict::WallTimeLimit, "{:?}", r.result);
+    expect(&r, Verdict::WallTimeLimit, "fork bomb");
     // The host can still start processes.
     assert!(
         std::process::Command::new("/bin/true")
@@ -162,7 +162,7 @@ fn memory_bomb_is_a_memory_limit() {
     };
     cfg.limits.memory_bytes = 100 << 20;
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::MemoryLimit, "{:?}", r.result);
+    expect(&r, Verdict::MemoryLimit, "memory bomb");
     assert!(r.result.peak_memory_bytes.unwrap() <= 100 << 20);
 }
 
@@ -173,7 +173,7 @@ fn busy_loop_is_a_time_limit_and_sleep_a_wall_time_limit() {
     };
     cfg.limits.cpu_time = Duration::from_millis(500);
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::TimeLimit, "{:?}", r.result);
+    expect(&r, Verdict::TimeLimit, "busy loop");
     assert!(
         r.result.cpu_time_s >= 0.5 && r.result.cpu_time_s < 2.0,
         "{:?}",
@@ -183,7 +183,7 @@ fn busy_loop_is_a_time_limit_and_sleep_a_wall_time_limit() {
     let mut cfg = sh("sleep", "sleep 30").unwrap();
     cfg.limits.wall_time = Duration::from_millis(500);
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::WallTimeLimit, "{:?}", r.result);
+    expect(&r, Verdict::WallTimeLimit, "sleep");
     assert!(r.result.wall_time_s < 2.0, "{:?}", r.result);
 }
 
@@ -194,7 +194,7 @@ fn output_flood_is_an_output_limit() {
     };
     cfg.limits.output_bytes = 64 << 10;
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::OutputLimit, "{:?}", r.result);
+    expect(&r, Verdict::OutputLimit, "output flood");
     assert!(r.result.stdout_truncated);
     assert_eq!(r.stdout.len(), 64 << 10);
 }
@@ -230,24 +230,12 @@ fn forbidden_syscalls_are_fatal() {
             return;
         };
         let r = run(&cfg);
-        assert_eq!(
-            r.result.verdict,
-            Verdict::ForbiddenSyscall,
-            "{name}: {:?} {}",
-            r.result,
-            String::from_utf8_lossy(&r.stderr)
-        );
+        expect(&r, Verdict::ForbiddenSyscall, name);
     }
     // Threads still work (clone3 is refused with ENOSYS and libc falls back to clone).
     let script = "import threading\nt = threading.Thread(target=print, args=('thread',))\nt.start(); t.join()";
     let r = run(&config("threads", &["/usr/bin/python3", "-c", script]).unwrap());
-    assert_eq!(
-        r.result.verdict,
-        Verdict::Ok,
-        "{:?} {}",
-        r.result,
-        String::from_utf8_lossy(&r.stderr)
-    );
+    expect(&r, Verdict::Ok, "threads");
     assert_eq!(r.stdout, b"thread\n");
 }
 
@@ -262,7 +250,7 @@ fn a_daemonised_grandchild_is_killed_at_the_end() {
         return;
     };
     let r = run(&cfg);
-    assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+    expect(&r, Verdict::Ok, "daemon");
     assert_eq!(r.stdout, b"1\n", "the daemon was running inside");
     std::thread::sleep(Duration::from_millis(100));
     let ps = std::process::Command::new("ps")
@@ -301,7 +289,7 @@ fn concurrent_runs_in_separate_slots_do_not_see_each_other() {
         .collect();
     for h in handles {
         let (slot, r, _work) = h.join().unwrap();
-        assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+        expect(&r, Verdict::Ok, "concurrent");
         let out = String::from_utf8_lossy(&r.stdout).into_owned();
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], (60000 + slot).to_string(), "{out}");
