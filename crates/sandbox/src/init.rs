@@ -158,8 +158,6 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
 enum Access {
     ReadOnly,
     Writable,
-    /// A device node: usable (no `nodev`), its own permissions decide.
-    Device,
 }
 
 fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), String> {
@@ -193,7 +191,6 @@ fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), Strin
     match access {
         Access::ReadOnly => flags |= MsFlags::MS_RDONLY | MsFlags::MS_NODEV,
         Access::Writable => flags |= MsFlags::MS_NODEV,
-        Access::Device => {}
     }
     mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
         .map_err(step("remount", &target))
@@ -270,9 +267,31 @@ fn build_dev(root: &Path) -> Result<(), String> {
         MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
         "size=64k,mode=0755",
     )?;
-    for name in ["null", "zero", "full", "random", "urandom"] {
-        let host = Path::new("/dev").join(name);
-        bind(root, &host, &host, Access::Device)?;
+    // Made afresh rather than bound from the host: a node costs one mknod, a bind two
+    // mounts (and more at teardown).
+    for (name, minor) in [
+        ("null", 3),
+        ("zero", 5),
+        ("full", 7),
+        ("random", 8),
+        ("urandom", 9),
+    ] {
+        let path = dev.join(name);
+        nix::sys::stat::mknod(
+            &path,
+            nix::sys::stat::SFlag::S_IFCHR,
+            nix::sys::stat::Mode::from_bits_truncate(0o666),
+            nix::sys::stat::makedev(1, minor),
+        )
+        .map_err(step("mknod", &path))?;
+        // The umask may have taken bits away.
+        nix::sys::stat::fchmodat(
+            nix::fcntl::AT_FDCWD,
+            &path,
+            nix::sys::stat::Mode::from_bits_truncate(0o666),
+            nix::sys::stat::FchmodatFlags::FollowSymlink,
+        )
+        .map_err(step("chmod", &path))?;
     }
     for (link, target) in [
         ("fd", "/proc/self/fd"),
@@ -310,10 +329,19 @@ fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {
         std::fs::write(&path, text).map_err(io_step("write", &path))?;
     }
     // What the dynamic linker and the C library read; nothing else of the host's /etc.
+    // Copies (small files), not binds: cheaper to make and to tear down.
     for name in ["ld.so.cache", "ld.so.conf", "localtime"] {
         let host = Path::new("/etc").join(name);
-        if host.is_file() {
-            bind(root, &host, &host, Access::ReadOnly)?;
+        let copy = etc.join(name);
+        match std::fs::symlink_metadata(&host) {
+            Ok(m) if m.is_symlink() => {
+                let link = std::fs::read_link(&host).map_err(io_step("read link", &host))?;
+                std::os::unix::fs::symlink(&link, &copy).map_err(io_step("symlink", &copy))?;
+            }
+            Ok(m) if m.is_file() && m.len() <= 1 << 20 => {
+                std::fs::copy(&host, &copy).map_err(io_step("copy", &host))?;
+            }
+            _ => {}
         }
     }
     Ok(())

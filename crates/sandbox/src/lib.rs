@@ -14,6 +14,7 @@
 pub mod cgroup;
 pub mod init;
 pub mod limits;
+mod netns;
 pub mod result;
 pub mod run;
 mod seccomp;

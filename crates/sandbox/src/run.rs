@@ -232,6 +232,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let status_raw = status_w.as_raw_fd();
+    let netns = crate::netns::for_slot(cfg.slot)?;
     // SAFETY: the closure runs between fork and exec, so it only makes system calls on
     // data prepared before the fork (no allocation, no locks).
     #[allow(unsafe_code)]
@@ -250,8 +251,10 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
             {
                 return Err(std::io::Error::last_os_error());
             }
+            if libc::setns(netns, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             let flags = CloneFlags::CLONE_NEWNS
-                | CloneFlags::CLONE_NEWNET
                 | CloneFlags::CLONE_NEWIPC
                 | CloneFlags::CLONE_NEWUTS
                 | CloneFlags::CLONE_NEWPID;

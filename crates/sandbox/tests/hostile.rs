@@ -68,7 +68,10 @@ fn network_is_loopback_only_and_the_host_is_unreachable() {
          except OSError as e:\n    print('refused', e.errno)\n\
          print(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else sorted(n for _, n in socket.if_nameindex()))\n\
          try:\n    socket.getaddrinfo('localhost.invalid', 80); print('resolved')\n\
-         except OSError:\n    print('no resolution')\n"
+         except OSError:\n    print('no resolution')\n\
+         own = socket.socket(); own.bind(('127.0.0.1', 0)); own.listen()\n\
+         c = socket.create_connection(own.getsockname(), timeout=2); a, _ = own.accept()\n\
+         c.sendall(b'ping'); print('own loopback', a.recv(4).decode())\n"
     );
     let Some(cfg) = config("network", &["/usr/bin/python3", "-c", &script]) else {
         return;
@@ -76,8 +79,10 @@ fn network_is_loopback_only_and_the_host_is_unreachable() {
     let r = run(&cfg);
     let out = String::from_utf8_lossy(&r.stdout);
     expect(&r, Verdict::Ok, "network");
-    assert!(out.starts_with("refused"), "{out}");
+    // ECONNREFUSED: the sandbox's 127.0.0.1 is up, but nothing of the host's is there.
+    assert!(out.starts_with("refused 111"), "{out}");
     assert!(out.contains("['lo']"), "{out}");
+    assert!(out.contains("own loopback ping"), "{out}");
     assert!(out.contains("no resolution"), "{out}");
 }
 
