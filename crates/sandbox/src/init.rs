@@ -14,7 +14,8 @@
 //!
 //! The init reports the program's ending (or why the sandbox could not be built) as one
 //! line on file descriptor 3: `exit N`, `signal N`, `setup MESSAGE` (the sandbox failed) or
-//! `exec MESSAGE` (the program could not be started).
+//! `exec MESSAGE` (the program could not be started), after an `instructions N` line when
+//! the program's instructions were counted.
 
 use std::ffi::CString;
 use std::os::fd::BorrowedFd;
@@ -59,6 +60,8 @@ pub struct InitSpec {
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
     pub argv: Vec<String>,
+    /// Count the program's user-space instructions (the machine has a counter).
+    pub count_instructions: bool,
 }
 
 fn report(line: &str) {
@@ -108,23 +111,54 @@ fn init(spec: &InitSpec) -> ! {
         report(&format!("setup {e}"));
         std::process::exit(125);
     }
+    // The program waits until its instruction counter is open (it must be before the
+    // exec); without a counter there is nothing to wait for.
+    let go = match spec.count_instructions {
+        true => match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                report(&format!("setup pipe: {e}"));
+                std::process::exit(125);
+            }
+        },
+        false => None,
+    };
     // SAFETY: single-threaded process (see `main`).
     #[allow(unsafe_code)]
     let program = match unsafe { fork() } {
-        Ok(ForkResult::Child) => program(spec),
+        Ok(ForkResult::Child) => {
+            if let Some((r, w)) = go {
+                drop(w);
+                // Returns when the init closes its end.
+                let _ = nix::unistd::read(&r, &mut [0u8]);
+            }
+            program(spec)
+        }
         Ok(ForkResult::Parent { child }) => child,
         Err(e) => {
             report(&format!("setup fork: {e}"));
             std::process::exit(125);
         }
     };
+    let counter = go.and_then(|(_r, w)| {
+        let counter = crate::instructions::count_from_exec(program.as_raw());
+        drop(w); // lets the program go on
+        counter
+    });
+    let report_count = || {
+        if let Some(n) = counter.as_ref().and_then(crate::instructions::read) {
+            report(&format!("instructions {n}"));
+        }
+    };
     loop {
         match waitpid(None, None) {
             Ok(WaitStatus::Exited(pid, code)) if pid == program => {
+                report_count();
                 report(&format!("exit {code}"));
                 std::process::exit(0);
             }
             Ok(WaitStatus::Signaled(pid, sig, _)) if pid == program => {
+                report_count();
                 report(&format!("signal {}", sig as i32));
                 std::process::exit(0);
             }

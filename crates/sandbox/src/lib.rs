@@ -13,6 +13,7 @@
 
 pub mod cgroup;
 pub mod init;
+pub mod instructions;
 pub mod limits;
 mod netns;
 pub mod result;

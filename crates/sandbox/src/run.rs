@@ -205,6 +205,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         env: cfg.env.clone(),
         cwd: cfg.cwd.clone(),
         argv: cfg.argv.clone(),
+        count_instructions: crate::instructions::available(),
     };
     let spec = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
     let (status_r, status_w) =
@@ -323,9 +324,9 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
 
     // Whatever is left (it should be nothing: the init's exit ends the namespace).
     cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
-    let mut line = String::new();
+    let mut report = String::new();
     std::fs::File::from(status_r)
-        .read_to_string(&mut line)
+        .read_to_string(&mut report)
         .map_err(|e| format!("status pipe: {e}"))?;
     let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
     let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
@@ -340,6 +341,12 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     cgroup.remove().map_err(|e| format!("cgroup: {e}"))?;
     drop(root);
 
+    let (instructions, line) = match report.split_once('\n') {
+        Some((first, rest)) if first.starts_with("instructions ") => {
+            (first["instructions ".len()..].parse().ok(), rest)
+        }
+        _ => (None, report.as_str()),
+    };
     let ending = ending(line.trim(), stop.is_some() || oom)?;
     let (verdict, message) = classify(&ending, stop, oom, &cfg.limits, cpu);
     let (exit_code, signal) = match ending {
@@ -355,7 +362,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
             cpu_time_s: cpu.as_secs_f64(),
             wall_time_s: wall.as_secs_f64(),
             peak_memory_bytes: peak,
-            instructions: None,
+            instructions,
             stdout_bytes,
             stderr_bytes,
             stdout_truncated: stdout_bytes > cap,

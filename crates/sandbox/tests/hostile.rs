@@ -45,6 +45,15 @@ fn true_is_ok_and_exit_status_is_a_runtime_error() {
     let r = run(&cfg);
     expect(&r, Verdict::Ok, "true");
     assert_eq!(r.result.exit_code, Some(0));
+    // Counted exactly where the machine has a counter; never a made-up number.
+    assert_eq!(
+        r.result.instructions.is_some(),
+        sandbox::instructions::available(),
+        "{:?}",
+        r.result
+    );
+    // Even /bin/true runs thousands of instructions in the dynamic linker.
+    assert!(r.result.instructions.is_none_or(|n| n > 1000));
     let cfg = sh("exit_status", "echo out; echo err >&2; exit 3").unwrap();
     let r = run(&cfg);
     expect(&r, Verdict::RuntimeError, "exit status");
