@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod output;
+mod runtime_cmd;
 mod sandbox_cmd;
 mod score_cmd;
 mod wfdb_cmd;
@@ -41,6 +42,9 @@ enum Command {
     /// Run a command in the sandbox and report how it ended.
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
+    /// Set up or inspect the Python runtime entries run with.
+    #[command(subcommand)]
+    Runtime(runtime_cmd::RuntimeCommand),
 }
 
 fn init_logging(verbose: u8) {
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::Wfdb(cmd) => wfdb_cmd::run(cmd, &mut out),
         Command::Score(cmd) => score_cmd::run(cmd, &mut out),
         Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
+        Command::Runtime(cmd) => runtime_cmd::run(cmd, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {

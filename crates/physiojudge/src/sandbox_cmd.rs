@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Working directory inside the sandbox (default: the first --rw destination, else /).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// Show the Python runtime (`physiojudge runtime setup`) read-only at /runtime, first
+    /// on the PATH: `python` is then its interpreter with numpy, scipy, wfdb, scikit-learn.
+    #[arg(long)]
+    pub runtime: bool,
     /// Sandbox slot: concurrent runs must use different slots (uid 60000 + slot).
     #[arg(long, default_value_t = 0)]
     pub slot: u32,
@@ -96,6 +100,14 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     for r in &a.rw {
         binds.push(bind(r, true)?);
     }
+    let runtime = if a.runtime {
+        Some(runtime::Runtime::open(&runtime::default_dir())?)
+    } else {
+        None
+    };
+    if let Some(r) = &runtime {
+        binds.push(r.bind());
+    }
     let init = InitProgram {
         path: std::env::current_exe()?,
         args: vec![INIT_ARG.to_string()],
@@ -107,6 +119,13 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         .or_else(|| binds.iter().find(|b| b.writable).map(|b| b.dst.clone()))
         .unwrap_or_else(|| PathBuf::from("/"));
     cfg.binds = binds;
+    if runtime.is_some() {
+        for (k, v) in &mut cfg.env {
+            if k == "PATH" {
+                *v = runtime::Runtime::sandbox_path();
+            }
+        }
+    }
     cfg.slot = a.slot;
     cfg.limits = Limits {
         cpu_time: seconds(a.time, "time")?,

@@ -1,0 +1,89 @@
+//! `physiojudge runtime setup|info` and `sandbox run --runtime`: the pinned Python runtime
+//! is really built from PyPI (once per checkout, in target/tmp) and really works inside
+//! the sandbox, at the locked versions.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn physiojudge(args: &[&str], runtime_dir: &PathBuf) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(args)
+        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir)
+        .output()
+        .expect("run physiojudge")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn runtime_is_built_once_and_imports_its_locked_versions_in_the_sandbox() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
+    let o = physiojudge(&["runtime", "setup"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    // The second call finds it built.
+    let o = physiojudge(&["runtime", "setup"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("building"), "{}", text(&o));
+
+    let o = physiojudge(&["runtime", "info"], &dir);
+    let info = text(&o);
+    assert!(info.contains("status: ready"), "{info}");
+    assert!(info.contains("scikit-learn==1.9.1"), "{info}");
+
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        eprintln!("runtime in the sandbox: skipped: the sandbox needs root");
+        return;
+    }
+    let script = "import sys, numpy, scipy, sklearn, wfdb\n\
+                  print(sys.prefix, numpy.__version__, scipy.__version__, sklearn.__version__, wfdb.__version__)\n\
+                  from sklearn.linear_model import LogisticRegression\n\
+                  X = numpy.arange(20.0).reshape(10, 2); y = (X[:, 0] > 9).astype(int)\n\
+                  print(LogisticRegression().fit(X, y).score(X, y))\n\
+                  try:\n    import site; open(site.getsitepackages()[0] + '/x', 'w'); print('wrote')\n\
+                  except OSError:\n    print('read-only')\n";
+    let o = physiojudge(
+        &[
+            "sandbox",
+            "run",
+            "--runtime",
+            "--mem",
+            "1024",
+            "--json",
+            "--",
+            "python",
+            "-c",
+            script,
+        ],
+        &dir,
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "/runtime 2.4.6 1.17.1 1.9.1 4.3.1", "{out}");
+    assert_eq!(lines[1], "1.0", "{out}");
+    assert_eq!(lines[2], "read-only", "{out}");
+    assert!(lines[3].contains(r#""verdict":"ok""#), "{out}");
+}
+
+#[test]
+fn sandbox_run_without_a_runtime_says_how_to_get_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none");
+    let o = physiojudge(&["sandbox", "run", "--runtime", "--", "true"], &missing);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("physiojudge runtime setup"),
+        "{}",
+        text(&o)
+    );
+}
