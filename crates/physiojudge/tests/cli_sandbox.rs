@@ -136,11 +136,25 @@ fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
         sleeping(&marker) == 2
     });
     assert!(started, "the program and its daemon should be running");
+    // The runner's spawner (the process that forks each run's helper).
+    let ps = Command::new("ps")
+        .args(["-eo", "pid=,ppid=,args="])
+        .output()
+        .unwrap();
+    let spawners: Vec<u32> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (child, parent) = (f.next()?.parse().ok()?, f.next()?.parse::<u32>().ok()?);
+            (parent == pid && l.contains("__sandbox-init")).then_some(child)
+        })
+        .collect();
+    assert_eq!(spawners.len(), 1, "{}", String::from_utf8_lossy(&ps.stdout));
     runner.kill().unwrap();
     runner.wait().unwrap();
     let gone = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(20));
-        sleeping(&marker) == 0
+        sleeping(&marker) == 0 && !std::path::Path::new(&format!("/proc/{}", spawners[0])).exists()
     });
     assert!(gone, "processes survived the runner");
     // The next run sweeps the empty cgroups and root directory the dead runner left.

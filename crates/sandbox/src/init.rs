@@ -1,10 +1,10 @@
-//! The inside of a run. The runner starts this code as a freshly executed program (so
-//! that nothing runs between `fork` and `exec` in a multi-threaded parent), already in new
-//! mount, network, IPC and UTS namespaces and with a new PID namespace for its children.
+//! The inside of a run. The runner executes this code once, as the single-threaded
+//! spawner ([`crate::spawner`]), which forks a helper per run.
 //!
-//! Three processes:
-//! - the **helper** (outside the PID namespace) forks the init and waits for it, so that
-//!   the runner can wait for the helper;
+//! Three processes per run:
+//! - the **helper**, a fork of the spawner, puts the run's descriptors in place, joins its
+//!   cgroups and the slot's network namespace, `unshare`s new mount, IPC, UTS and PID
+//!   namespaces, forks the init and waits for it;
 //! - the **init**, PID 1 of the new namespace, builds the minimal root (read-only binds,
 //!   fresh `/proc`, `/dev` with a few devices, size-capped `/tmp`), `pivot_root`s into it,
 //!   forks the program and reaps every orphan until the program ends. When the init
@@ -18,10 +18,11 @@
 //! the program's instructions were counted.
 
 use std::ffi::CString;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
+use nix::sched::CloneFlags;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -39,11 +40,10 @@ pub struct Bind {
     pub writable: bool,
 }
 
-/// The environment variable that carries the [`InitSpec`] to the helper: not its
-/// command line, which every process can read in `/proc`.
-pub const SPEC_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPEC";
+/// Set in the environment of the spawner (the runner starts it; nobody else should).
+pub const SPAWNER_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPAWNER";
 
-/// Everything the inside needs, passed as JSON in [`SPEC_ENV`].
+/// Everything the inside needs, sent to the spawner as JSON with each run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InitSpec {
     /// An empty host directory to build the new root in.
@@ -74,21 +74,76 @@ fn report(line: &str) {
     let _ = nix::unistd::write(fd, line.as_bytes());
 }
 
-/// The helper's entry point: never returns.
+/// The entry point of the program the runner executes (once): the spawner, which forks
+/// the helper of every run ([`crate::spawner`]). Never returns.
 pub fn main() -> ! {
-    let spec_json = std::env::var(SPEC_ENV).unwrap_or_default();
-    let spec: InitSpec = match serde_json::from_str(&spec_json) {
-        Ok(s) => s,
-        Err(e) => {
-            report(&format!("setup cannot read the sandbox specification: {e}"));
+    crate::spawner::serve()
+}
+
+/// The helper of one run, in a fresh fork of the spawner: puts the run's descriptors in
+/// place, joins its cgroups and namespaces, forks the init and waits for it.
+pub(crate) fn helper(
+    spawner_socket: RawFd,
+    request: &crate::spawner::Request,
+    fds: [OwnedFd; 5],
+) -> ! {
+    let spec = &request.spec;
+    // SAFETY: restoring the default disposition (the spawner ignores SIGCHLD so that
+    // the kernel reaps its helpers; this process must wait for its init).
+    #[allow(unsafe_code)]
+    unsafe {
+        let _ = nix::sys::signal::signal(Signal::SIGCHLD, nix::sys::signal::SigHandler::SigDfl);
+    }
+    let _ = nix::unistd::close(spawner_socket);
+    let [stdin, stdout, stderr, status, netns] = fds;
+    for (fd, target) in [
+        (&stdin, 0),
+        (&stdout, 1),
+        (&stderr, 2),
+        (&status, STATUS_FD),
+    ] {
+        // SAFETY: dup2 onto the standard descriptors and the status descriptor, which
+        // this process owns (the spawner's own were 0–3; the received ones are above).
+        #[allow(unsafe_code)]
+        if unsafe { nix::libc::dup2(fd.as_raw_fd(), target) } != target {
+            let e = std::io::Error::last_os_error();
+            let _ = nix::unistd::write(&status, format!("setup dup2: {e}\n").as_bytes());
             std::process::exit(125);
         }
+    }
+    drop((stdin, stdout, stderr, status));
+    let fail = |what: String| -> ! {
+        report(&format!("setup {what}"));
+        std::process::exit(125);
     };
-    // SAFETY: this process was just executed and has one thread, so the child may do
-    // anything after the fork.
+    // Join the run's cgroups first, so that everything started later is in them.
+    for procs in &request.cgroup_procs {
+        if let Err(e) = std::fs::write(procs, "0") {
+            fail(format!("joining the cgroup {}: {e}", procs.display()));
+        }
+    }
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+        fail(format!("PR_SET_PDEATHSIG: {e}"));
+    }
+    // A new session: no controlling terminal, so no TIOCSTI keystroke injection.
+    if let Err(e) = nix::unistd::setsid() {
+        fail(format!("setsid: {e}"));
+    }
+    if let Err(e) = nix::sched::setns(&netns, CloneFlags::CLONE_NEWNET) {
+        fail(format!("joining the slot's network namespace: {e}"));
+    }
+    drop(netns);
+    let flags = CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS
+        | CloneFlags::CLONE_NEWPID;
+    if let Err(e) = nix::sched::unshare(flags) {
+        fail(format!("unshare: {e}"));
+    }
+    // SAFETY: single-threaded process (a fork of the single-threaded spawner).
     #[allow(unsafe_code)]
     match unsafe { fork() } {
-        Ok(ForkResult::Child) => init(&spec),
+        Ok(ForkResult::Child) => init(spec),
         Ok(ForkResult::Parent { child }) => {
             let _ = nix::unistd::close(STATUS_FD);
             loop {
@@ -98,10 +153,7 @@ pub fn main() -> ! {
                 }
             }
         }
-        Err(e) => {
-            report(&format!("setup fork: {e}"));
-            std::process::exit(125);
-        }
+        Err(e) => fail(format!("fork: {e}")),
     }
 }
 

@@ -19,6 +19,7 @@ mod netns;
 pub mod result;
 pub mod run;
 mod seccomp;
+mod spawner;
 
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};

@@ -14,21 +14,21 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::{Mutex, OnceLock};
 
 use nix::libc;
 use nix::sched::{CloneFlags, unshare};
 
 /// The slot's namespace as a descriptor to `setns` into (open for the whole process).
-pub fn for_slot(slot: u32) -> Result<RawFd, String> {
+pub fn for_slot(slot: u32) -> Result<BorrowedFd<'static>, String> {
     static SLOTS: OnceLock<Mutex<HashMap<u32, File>>> = OnceLock::new();
     let mut slots = SLOTS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
     if let Some(f) = slots.get(&slot) {
-        return Ok(f.as_raw_fd());
+        return Ok(borrow(f));
     }
     // Namespaces belong to threads: a short-lived thread makes it, so that the runner's
     // own threads stay in the host's namespace.
@@ -39,9 +39,18 @@ pub fn for_slot(slot: u32) -> Result<RawFd, String> {
     })
     .join()
     .map_err(|_| "the network namespace thread panicked".to_string())??;
-    let fd = made.as_raw_fd();
+    let fd = borrow(&made);
     slots.insert(slot, made);
     Ok(fd)
+}
+
+/// The descriptors are never closed (the map only grows), so they live for the process.
+fn borrow(f: &File) -> BorrowedFd<'static> {
+    // SAFETY: the file stays open until the process exits (see above).
+    #[allow(unsafe_code)]
+    unsafe {
+        BorrowedFd::borrow_raw(f.as_raw_fd())
+    }
 }
 
 /// Brings up `lo` in the calling thread's network namespace, so that programs may talk

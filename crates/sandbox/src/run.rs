@@ -3,19 +3,16 @@
 //! happened into a [`RunResult`].
 
 use std::io::Read;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::libc;
-use nix::sched::CloneFlags;
 
 use crate::cgroup::{CgroupLimits, Layout};
-use crate::init::{Bind, InitSpec, SPEC_ENV, STATUS_FD};
+use crate::init::{Bind, InitSpec};
 use crate::{Limits, RunResult, Verdict};
 
 /// The first uid (and gid) of the sandbox slots: slot `n` runs as `BASE_ID + n`, so runs
@@ -207,94 +204,55 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         argv: cfg.argv.clone(),
         count_instructions: crate::instructions::available(),
     };
-    let spec = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let (status_r, status_w) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
-    let procs: Vec<std::ffi::CString> = cgroup
-        .dirs()
-        .iter()
-        .map(|d| {
-            let path = d.join("cgroup.procs");
-            std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-                .map_err(|_| format!("{}: a NUL byte in the path", path.display()))
-        })
-        .collect::<Result<_, _>>()?;
-    let stdin = match &cfg.stdin {
-        Some(p) => {
-            Stdio::from(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)
-        }
-        None => Stdio::null(),
+    let request = crate::spawner::Request {
+        spec,
+        cgroup_procs: cgroup
+            .dirs()
+            .iter()
+            .map(|d| d.join("cgroup.procs"))
+            .collect(),
     };
-    let mut cmd = Command::new(&cfg.init.path);
-    cmd.args(&cfg.init.args)
-        .env_clear()
-        .env(SPEC_ENV, &spec)
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let status_raw = status_w.as_raw_fd();
-    let netns = crate::netns::for_slot(cfg.slot)?;
-    // SAFETY: the closure runs between fork and exec, so it only makes system calls on
-    // data prepared before the fork (no allocation, no locks).
-    #[allow(unsafe_code)]
-    unsafe {
-        cmd.pre_exec(move || {
-            // Join the run's cgroup first, so that everything started later is in it.
-            for p in &procs {
-                let fd = libc::open(p.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(fd);
-            }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
-                || libc::setsid() < 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::setns(netns, libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let flags = CloneFlags::CLONE_NEWNS
-                | CloneFlags::CLONE_NEWIPC
-                | CloneFlags::CLONE_NEWUTS
-                | CloneFlags::CLONE_NEWPID;
-            if libc::unshare(flags.bits()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // dup2 onto itself would keep close-on-exec; clear the flag then.
-            let ok = if status_raw == STATUS_FD {
-                libc::fcntl(STATUS_FD, libc::F_SETFD, 0) == 0
-            } else {
-                libc::dup2(status_raw, STATUS_FD) == STATUS_FD
-            };
-            if !ok {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    let pipe =
+        || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
+    let (status_r, status_w) = pipe()?;
+    let (stdout_r, stdout_w) = pipe()?;
+    let (stderr_r, stderr_w) = pipe()?;
+    let stdin = match &cfg.stdin {
+        Some(p) => std::fs::File::open(p),
+        None => std::fs::File::open("/dev/null"),
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("starting the sandbox: {e}"))?;
-    drop(status_w);
+    .map_err(|e| format!("stdin: {e}"))?;
+    let netns = crate::netns::for_slot(cfg.slot)?;
+    crate::spawner::spawn(
+        &cfg.init,
+        &request,
+        &crate::spawner::Fds {
+            stdin: stdin.as_fd(),
+            stdout: stdout_w.as_fd(),
+            stderr: stderr_w.as_fd(),
+            status: status_w.as_fd(),
+            netns,
+        },
+    )?;
+    // Only the run holds the write ends now, so their closing is the run's end.
+    drop((stdin, status_w, stdout_w, stderr_w));
     let over = Arc::new(AtomicBool::new(false));
     let cap = cfg.limits.output_bytes;
-    let (o, e) = (
-        child.stdout.take().expect("piped"),
-        child.stderr.take().expect("piped"),
-    );
     let (o_over, e_over) = (over.clone(), over.clone());
-    let out_thread = std::thread::spawn(move || capture(o, cap, o_over));
-    let err_thread = std::thread::spawn(move || capture(e, cap, e_over));
+    let out_thread =
+        std::thread::spawn(move || capture(std::fs::File::from(stdout_r), cap, o_over));
+    let err_thread =
+        std::thread::spawn(move || capture(std::fs::File::from(stderr_r), cap, e_over));
 
-    // A thread waits for the helper, so that its end is seen at once; this thread
-    // checks the limits in between (every 10 ms).
+    // A thread reads the init's report, which ends when the init exits (the program's
+    // end), so that the end is seen at once; this thread checks the limits in between
+    // (every 10 ms).
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn(move || {
-        let status = child.wait();
+        let mut report = String::new();
+        let read = std::fs::File::from(status_r).read_to_string(&mut report);
         let _ = done_tx.send(());
-        status
+        read.map(|_| report)
     });
     let mut stop = None;
     loop {
@@ -317,17 +275,13 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         }
     }
     let wall = start.elapsed();
-    waiter
+    let report = waiter
         .join()
         .map_err(|_| "the waiting thread panicked")?
-        .map_err(|e| format!("wait: {e}"))?;
+        .map_err(|e| format!("status pipe: {e}"))?;
 
     // Whatever is left (it should be nothing: the init's exit ends the namespace).
     cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
-    let mut report = String::new();
-    std::fs::File::from(status_r)
-        .read_to_string(&mut report)
-        .map_err(|e| format!("status pipe: {e}"))?;
     let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
     let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
     // A reader that saw too much closes its pipe, and the program may die of that
