@@ -217,11 +217,12 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     let (status_r, status_w) = pipe()?;
     let (stdout_r, stdout_w) = pipe()?;
     let (stderr_r, stderr_w) = pipe()?;
-    let stdin = match &cfg.stdin {
-        Some(p) => std::fs::File::open(p),
-        None => std::fs::File::open("/dev/null"),
-    }
-    .map_err(|e| format!("stdin: {e}"))?;
+    let stdin_path = cfg
+        .stdin
+        .as_deref()
+        .unwrap_or(std::path::Path::new("/dev/null"));
+    let stdin = std::fs::File::open(stdin_path)
+        .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
     let netns = crate::netns::for_slot(cfg.slot)?;
     crate::spawner::spawn(
         &cfg.init,
