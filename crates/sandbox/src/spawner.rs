@@ -221,7 +221,8 @@ pub fn serve() -> ! {
             // The runner has gone (or the socket broke): nothing more to do.
             Ok(None) | Err(_) => std::process::exit(0),
         };
-        let reply = match start_helper(&sock, &buf[..n], fds) {
+        // A cut message (longer than the buffer) is refused, not read in part.
+        let reply = match start_helper(&sock, buf.get(..n).unwrap_or(&[]), n, fds) {
             Ok(pid) => format!("ok {pid}"),
             Err(e) => format!("err {e}"),
         };
@@ -259,8 +260,13 @@ fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
     Ok(Some((n, fds)))
 }
 
-fn start_helper(sock: &OwnedFd, bytes: &[u8], fds: Vec<OwnedFd>) -> Result<i32, String> {
-    if bytes.len() > MAX_REQUEST {
+fn start_helper(
+    sock: &OwnedFd,
+    bytes: &[u8],
+    len: usize,
+    fds: Vec<OwnedFd>,
+) -> Result<i32, String> {
+    if len > MAX_REQUEST {
         return Err("request too large".into());
     }
     let fds: [OwnedFd; N_FDS] = fds
