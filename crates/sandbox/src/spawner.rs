@@ -128,7 +128,9 @@ impl Spawner {
         Ok(Spawner { sock: ours })
     }
 
-    fn spawn(&self, request: &[u8], fds: &Fds) -> Result<u32, String> {
+    /// `Err(Ok(why))`: the spawner refused the run (it stays usable);
+    /// `Err(Err(why))`: the spawner cannot be reached (replace it).
+    fn spawn(&self, request: &[u8], fds: &Fds) -> Result<u32, Result<String, String>> {
         let raw = [
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
@@ -143,20 +145,24 @@ impl Spawner {
             MsgFlags::MSG_NOSIGNAL,
             None,
         )
-        .map_err(|e| io_err("send", e))?;
+        .map_err(|e| Err(io_err("send", e)))?;
         let mut buf = [0u8; 4096];
-        let n = nix::sys::socket::recv(self.sock.as_raw_fd(), &mut buf, MsgFlags::empty())
-            .map_err(|e| io_err("receive", e))?;
+        let n = loop {
+            match nix::sys::socket::recv(self.sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                r => break r.map_err(|e| Err(io_err("receive", e)))?,
+            }
+        };
         let reply = String::from_utf8_lossy(&buf[..n]);
         if let Some(pid) = reply.strip_prefix("ok ") {
-            pid.parse().map_err(|_| io_err("reply", &reply))
+            pid.parse().map_err(|_| Ok(io_err("reply", &reply)))
         } else if n == 0 {
-            Err("spawner: it exited".into())
+            Err(Err("spawner: it exited".into()))
         } else {
-            Err(format!(
+            Err(Ok(format!(
                 "spawner: {}",
                 reply.strip_prefix("err ").unwrap_or(&reply)
-            ))
+            )))
         }
     }
 }
@@ -189,8 +195,11 @@ pub fn spawn(init: &InitProgram, request: &Request, fds: &Fds) -> Result<u32, St
         }
         match spawner.as_ref().map(|s| s.spawn(&json, fds)) {
             Some(Ok(pid)) => return Ok(pid),
-            Some(Err(e)) => {
-                // A dead spawner is replaced once; a live one that refused says why.
+            // A live spawner that refused says why, and stays: dropping it would kill
+            // every run it is serving (their helpers die with it).
+            Some(Err(Ok(refused))) => return Err(refused),
+            // One that cannot be reached is replaced, once.
+            Some(Err(Err(e))) => {
                 last = e;
                 *spawner = None;
             }
