@@ -36,12 +36,7 @@ fn runtime_is_built_once_and_imports_its_locked_versions_in_the_sandbox() {
     assert!(info.contains("status: ready"), "{info}");
     assert!(info.contains("scikit-learn==1.9.1"), "{info}");
 
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-    });
-    if !root {
-        eprintln!("runtime in the sandbox: skipped: the sandbox needs root");
+    if !testkit::root("runtime in the sandbox") {
         return;
     }
     let script = "import sys, numpy, scipy, sklearn, wfdb\n\

@@ -4,16 +4,7 @@
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn root(test: &str) -> bool {
-    let ok = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-    });
-    if !ok {
-        eprintln!("{test}: skipped: the sandbox needs root");
-    }
-    ok
-}
+use testkit::root;
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_physiojudge"))

@@ -175,3 +175,15 @@ impl OracleOutputs {
         std::fs::read(self.out.join(format!("{id}.{ext}"))).unwrap_or_default()
     }
 }
+
+/// Whether the test runs as root (the sandbox needs it); says why it skips otherwise.
+pub fn root(test: &str) -> bool {
+    let ok = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !ok {
+        eprintln!("{test}: skipped: the sandbox needs root");
+    }
+    ok
+}
