@@ -174,3 +174,27 @@ fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
         .collect();
     assert!(temp.is_empty(), "{temp:?}");
 }
+
+/// A runner started with its standard input and error closed still gives the program
+/// its own stdout and stderr (the spawner inherits the gap at 2; descriptors it receives
+/// must not be lost to it).
+#[test]
+fn runner_with_closed_standard_descriptors() {
+    if !root("runner_with_closed_standard_descriptors") {
+        return;
+    }
+    let o = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"exec "$0" sandbox run --json -- /bin/sh -c 'echo out; echo err >&2; exit 3' 0<&- 2>&-"#)
+        .arg(env!("CARGO_BIN_EXE_physiojudge"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let record: serde_json::Value = serde_json::from_str(lines.pop().unwrap()).unwrap();
+    assert_eq!(lines, ["out"], "{text}");
+    assert_eq!(record["verdict"], "runtime_error", "{record}");
+    assert_eq!(record["exit_code"], 3);
+}

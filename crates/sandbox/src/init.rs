@@ -18,7 +18,7 @@
 //! the program's instructions were counted.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
@@ -84,6 +84,7 @@ pub fn main() -> ! {
 /// place, joins its cgroups and namespaces, forks the init and waits for it.
 pub(crate) fn helper(
     spawner_socket: RawFd,
+    spawner: nix::unistd::Pid,
     request: &crate::spawner::Request,
     fds: [OwnedFd; 5],
 ) -> ! {
@@ -125,6 +126,10 @@ pub(crate) fn helper(
     if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
         fail(format!("PR_SET_PDEATHSIG: {e}"));
     }
+    // The spawner may have died between the fork and the prctl, too early for the signal.
+    if nix::unistd::getppid() != spawner {
+        std::process::exit(125);
+    }
     // A new session: no controlling terminal, so no TIOCSTI keystroke injection.
     if let Err(e) = nix::unistd::setsid() {
         fail(format!("setsid: {e}"));
@@ -140,11 +145,23 @@ pub(crate) fn helper(
     if let Err(e) = nix::sched::unshare(flags) {
         fail(format!("unshare: {e}"));
     }
+    // The init cannot check its parent with getppid (0 across the PID namespace); it
+    // checks that the helper still holds this pipe's write end instead.
+    let alive = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => fail(format!("pipe: {e}")),
+    };
     // SAFETY: single-threaded process (a fork of the single-threaded spawner).
     #[allow(unsafe_code)]
     match unsafe { fork() } {
-        Ok(ForkResult::Child) => init(spec),
+        Ok(ForkResult::Child) => {
+            let (r, w) = alive;
+            drop(w);
+            init(spec, r)
+        }
         Ok(ForkResult::Parent { child }) => {
+            drop(alive.0);
+            let _keep = alive.1;
             let _ = nix::unistd::close(STATUS_FD);
             loop {
                 match waitpid(child, None) {
@@ -157,8 +174,17 @@ pub(crate) fn helper(
     }
 }
 
-fn init(spec: &InitSpec) -> ! {
+fn init(spec: &InitSpec, helper_alive: OwnedFd) -> ! {
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    // End of file on the pipe: the helper died before the prctl could take effect.
+    let mut poll = [nix::poll::PollFd::new(
+        helper_alive.as_fd(),
+        nix::poll::PollFlags::POLLIN,
+    )];
+    match nix::poll::poll(&mut poll, nix::poll::PollTimeout::ZERO) {
+        Ok(0) => drop(helper_alive),
+        _ => std::process::exit(125),
+    }
     if let Err(e) = build_root(spec) {
         report(&format!("setup {e}"));
         std::process::exit(125);

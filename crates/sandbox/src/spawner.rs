@@ -42,6 +42,8 @@ const SOCKET_FD: RawFd = 3;
 const MAX_REQUEST: usize = 128 << 10;
 /// Descriptors sent with a request, in this order.
 const N_FDS: usize = 5;
+/// How long the runner waits for the spawner's answer (a fork: normally well under 1 ms).
+const REPLY_TIMEOUT_S: i64 = 30;
 
 /// One run to start.
 #[derive(Debug, Serialize, Deserialize)]
@@ -125,6 +127,14 @@ impl Spawner {
             .map_err(|e| io_err("start", e))?
             .map_err(|e| io_err("start", e))?;
         drop(theirs);
+        // A spawner that stops answering (stopped, or wedged in the kernel) must not hang
+        // the runner: past this, it is taken for dead and replaced.
+        nix::sys::socket::setsockopt(
+            &ours,
+            nix::sys::socket::sockopt::ReceiveTimeout,
+            &nix::sys::time::TimeVal::new(REPLY_TIMEOUT_S, 0),
+        )
+        .map_err(|e| io_err("setsockopt", e))?;
         Ok(Spawner { sock: ours })
     }
 
@@ -138,14 +148,18 @@ impl Spawner {
             fds.status.as_raw_fd(),
             fds.netns.as_raw_fd(),
         ];
-        sendmsg::<()>(
-            self.sock.as_raw_fd(),
-            &[IoSlice::new(request)],
-            &[ControlMessage::ScmRights(&raw)],
-            MsgFlags::MSG_NOSIGNAL,
-            None,
-        )
-        .map_err(|e| Err(io_err("send", e)))?;
+        let _sent = loop {
+            match sendmsg::<()>(
+                self.sock.as_raw_fd(),
+                &[IoSlice::new(request)],
+                &[ControlMessage::ScmRights(&raw)],
+                MsgFlags::MSG_NOSIGNAL,
+                None,
+            ) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                r => break r.map_err(|e| Err(io_err("send", e)))?,
+            }
+        };
         let mut buf = [0u8; 4096];
         let n = loop {
             match nix::sys::socket::recv(self.sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
@@ -214,6 +228,22 @@ pub fn serve() -> ! {
     // SAFETY: descriptor 3 is the socket the runner set up for this process.
     #[allow(unsafe_code)]
     let sock = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
+    // If the runner had closed any of 0–2, received descriptors would take those numbers
+    // and a helper's dup2 onto 0–3 could overwrite one before it is moved: fill them.
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor table.
+        #[allow(unsafe_code)]
+        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1;
+        if closed {
+            // Lands on `fd`, the lowest free number; kept open for the process's life.
+            let _ = nix::fcntl::open(
+                "/dev/null",
+                nix::fcntl::OFlag::O_RDWR,
+                nix::sys::stat::Mode::empty(),
+            )
+            .map(std::mem::forget::<OwnedFd>);
+        }
+    }
     // Helpers are reaped by the kernel; each restores the default for its own children.
     // SAFETY: no handler is installed; SIG_IGN is async-signal-safe by nature.
     #[allow(unsafe_code)]
@@ -283,10 +313,13 @@ fn start_helper(
         .map_err(|v: Vec<OwnedFd>| format!("{} descriptors instead of {N_FDS}", v.len()))?;
     let request: Request =
         serde_json::from_slice(bytes).map_err(|e| format!("unreadable request: {e}"))?;
+    let spawner = nix::unistd::getpid();
     // SAFETY: this process has one thread, so the child may run any code.
     #[allow(unsafe_code)]
     match unsafe { nix::unistd::fork() } {
-        Ok(nix::unistd::ForkResult::Child) => crate::init::helper(sock.as_raw_fd(), &request, fds),
+        Ok(nix::unistd::ForkResult::Child) => {
+            crate::init::helper(sock.as_raw_fd(), spawner, &request, fds)
+        }
         Ok(nix::unistd::ForkResult::Parent { child }) => Ok(child.as_raw()),
         Err(e) => Err(format!("fork: {e}")),
     }
