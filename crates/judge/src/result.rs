@@ -1,0 +1,266 @@
+//! `result.json`: what happened to an entry, stage by stage, with typed reasons.
+//!
+//! The file is what a participant sees. Exam details (per-record statuses, the exam's
+//! log) would leak hidden data, so the result holds only exam counts; the details go to
+//! `private/` in the result directory, for the organiser.
+
+use serde::Serialize;
+
+use sandbox::Verdict;
+
+/// The stages, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Prep,
+    Train,
+    Quiz,
+    Exam,
+    Score,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Prep => "prep",
+            Stage::Train => "train",
+            Stage::Quiz => "quiz",
+            Stage::Exam => "exam",
+            Stage::Score => "score",
+        }
+    }
+}
+
+/// Why a stage failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    /// The entry could not be unpacked (or was refused: traversal, links, bombs).
+    Unpack { message: String },
+    /// Required files missing or empty: "Required component(s) missing -- not scored".
+    MissingFiles { files: Vec<String> },
+    /// The entry needs packages the runtime does not have.
+    Requirements { problems: Vec<String> },
+    /// `setup.sh` failed or exceeded its limits (the verdict says which).
+    Setup {
+        verdict: Verdict,
+        exit_code: Option<i32>,
+    },
+    /// A run of the entry failed (quiz: the first failing record, if per record).
+    Run {
+        record: Option<String>,
+        verdict: Verdict,
+        exit_code: Option<i32>,
+    },
+    /// An output was missing or unusable (quiz: the first one).
+    Output { record: String, problem: String },
+    /// The quiz answers differ from those submitted with the entry.
+    Mismatch {
+        record: String,
+        submitted: String,
+        produced: String,
+    },
+    /// The whole stage ran past its cap.
+    StageTimeLimit { cap_s: u64 },
+    /// The judge or the sandbox failed: not the entry's fault.
+    Internal { message: String },
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Unpack { message } => write!(f, "the entry cannot be unpacked: {message}"),
+            Reason::MissingFiles { files } => write!(
+                f,
+                "required component(s) missing or empty: {} -- not scored",
+                files.join(", ")
+            ),
+            Reason::Requirements { problems } => write!(
+                f,
+                "requirements the runtime does not meet: {}",
+                problems.join("; ")
+            ),
+            Reason::Setup { verdict, exit_code } => match (verdict, exit_code) {
+                (Verdict::RuntimeError, Some(c)) => write!(f, "setup.sh exited with status {c}"),
+                (v, _) => write!(f, "setup.sh: {v}"),
+            },
+            Reason::Run {
+                record,
+                verdict,
+                exit_code,
+            } => {
+                if let Some(r) = record {
+                    write!(f, "record {r}: ")?;
+                }
+                match (verdict, exit_code) {
+                    (Verdict::RuntimeError, Some(c)) => write!(f, "exited with status {c}"),
+                    (v, _) => write!(f, "{v}"),
+                }
+            }
+            Reason::Output { record, problem } => write!(f, "record {record}: {problem}"),
+            Reason::Mismatch {
+                record,
+                submitted,
+                produced,
+            } => write!(
+                f,
+                "record {record}: output does not match submission (answers.txt says \
+                 {submitted:?}, the judge's run gave {produced:?})"
+            ),
+            Reason::StageTimeLimit { cap_s } => {
+                write!(f, "the stage ran past its cap of {cap_s} s")
+            }
+            Reason::Internal { message } => {
+                write!(f, "judge error (not the entry's fault): {message}")
+            }
+        }
+    }
+}
+
+/// How a stage ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    Failed {
+        reason: Reason,
+    },
+    /// Not run: the interface has no such stage, an earlier stage failed, or a dry run.
+    Skipped {
+        why: String,
+    },
+}
+
+/// How one record (or patient) went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordState {
+    Ok,
+    /// The run for it failed (per-record interface) — see the verdict.
+    Failed,
+    /// The run for it ran out of time (CPU or wall).
+    TimedOut,
+    MissingOutput,
+    InvalidOutput,
+    /// Not run: the stage stopped first.
+    NotRun,
+}
+
+/// One record's status and, where it had its own run, resources.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordStatus {
+    pub record: String,
+    pub state: RecordState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_time_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_time_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+}
+
+/// What the participant learns of the exam.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub records: usize,
+    pub ok: usize,
+    pub failures: usize,
+    pub timeouts: usize,
+    /// Missing or invalid outputs (scored as the challenge's default answer).
+    pub defaulted: usize,
+}
+
+impl Counts {
+    pub fn of(records: &[RecordStatus]) -> Counts {
+        let mut c = Counts {
+            records: records.len(),
+            ..Counts::default()
+        };
+        for r in records {
+            match r.state {
+                RecordState::Ok => c.ok += 1,
+                RecordState::TimedOut => c.timeouts += 1,
+                RecordState::Failed | RecordState::NotRun => c.failures += 1,
+                RecordState::MissingOutput | RecordState::InvalidOutput => c.defaulted += 1,
+            }
+        }
+        c
+    }
+}
+
+/// One stage's report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageReport {
+    pub stage: Stage,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub wall_time_s: f64,
+    /// Quiz (and train/prep runs): every record's status.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<RecordStatus>,
+    /// Exam: counts only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// The stage's log, relative to the result directory (capped at 1 MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// The overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryVerdict {
+    /// Every stage passed; `score` holds the exam score.
+    Scored,
+    /// A stage failed; see its reason.
+    Failed,
+    /// `DRYRUN` in the entry: stopped after the quiz, no score.
+    DryRun,
+}
+
+/// A score and the scorer's whole report (its JSON, as `physiojudge score --json` prints).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreSummary {
+    pub score: f64,
+    pub report: serde_json::Value,
+}
+
+/// How many subjects and items each split got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SplitSizes {
+    pub training: usize,
+    pub quiz: usize,
+    pub exam: usize,
+}
+
+/// The whole of `result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalResult {
+    pub challenge: String,
+    pub entry: String,
+    pub verdict: EntryVerdict,
+    /// The exam score (the ranking number), when scored.
+    pub score: Option<f64>,
+    /// Items per split (the split is documented in docs/judge.md).
+    pub split: SplitSizes,
+    pub stages: Vec<StageReport>,
+    /// The quiz score (full diagnostics are allowed there).
+    pub quiz_score: Option<ScoreSummary>,
+    /// The exam score's report, without per-item details (hidden data).
+    pub exam_score: Option<ScoreSummary>,
+    pub judge_version: &'static str,
+}
+
+impl EvalResult {
+    /// The first failed stage and why.
+    pub fn failure(&self) -> Option<(Stage, &Reason)> {
+        self.stages.iter().find_map(|s| match &s.outcome {
+            Outcome::Failed { reason } => Some((s.stage, reason)),
+            _ => None,
+        })
+    }
+}
