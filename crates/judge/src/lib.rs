@@ -1,3 +1,4 @@
+//! The judge: challenge definitions and the staged pipeline an entry goes through —
 //! prep (unpack, check, set up), train, quiz (validation data, full diagnostics), exam
 //! (hidden data, counts only) and score (on the host) — ending in a result directory with
 //! `result.json` and one capped log per stage.
@@ -14,11 +15,13 @@
 pub mod challenge;
 pub mod dataset;
 pub mod outputs;
+pub mod pipeline;
 pub mod requirements;
 pub mod result;
 pub mod unpack;
 
 pub use challenge::{Challenge, Interface};
+pub use pipeline::{Evaluation, Progress, evaluate};
 pub use result::{EvalResult, Outcome};
 
 /// What can stop an evaluation before any stage outcome exists (the judge's own

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod evaluate_cmd;
 mod output;
 mod runtime_cmd;
 mod sandbox_cmd;
@@ -45,6 +46,9 @@ enum Command {
     /// Set up or inspect the Python runtime entries run with.
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCommand),
+    /// Run an entry through a challenge's stages (prep, train, quiz, exam, score) in
+    /// the sandbox and report the outcome and score. Needs root and the runtime.
+    Evaluate(evaluate_cmd::EvaluateArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Score(cmd) => score_cmd::run(cmd, &mut out),
         Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
         Command::Runtime(cmd) => runtime_cmd::run(cmd, &mut out),
+        Command::Evaluate(a) => evaluate_cmd::run(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {

@@ -1,0 +1,1063 @@
+//! The stages: prep → train → quiz → exam → score, for each entry interface.
+//!
+//! Host folders of one evaluation (under a private work folder, `0700`, root's):
+//! `entry/` (the unpacked entry, given to the sandbox uid, mounted read-write at
+//! `/entry`, the working directory), `judge/` (our drivers, read-only at `/judge`),
+//! `<stage>/data` (what the entry may see of the split, read-only at `/data`),
+//! `<stage>/out` (read-write at `/out`), `<stage>/taken` (outputs copied out by the host,
+//! never mounted), `model/` (train-run: read-write at `/model` in train, read-only after).
+//!
+//! In the result folder: `result.json`, `logs/<stage>.log`, `outputs/quiz/` (what was
+//! scored), and `private/` (exam log, per-record statuses, outputs and full score report:
+//! the organiser's, never shown to a participant).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sandbox::init::Bind;
+use sandbox::{InitProgram, RunConfig, Verdict};
+
+use crate::challenge::{Challenge, Interface, ScorerId};
+use crate::dataset::{Dataset, Item, materialise};
+use crate::outputs::{collect, read_capped};
+use crate::result::{
+    Counts, EntryVerdict, EvalResult, Outcome, Reason, RecordState, RecordStatus, ScoreSummary,
+    SplitSizes, Stage, StageReport,
+};
+use crate::unpack::{Caps, unpack};
+use crate::{JudgeError, requirements};
+
+/// Each stage's log is capped here (as in the PhysioNet sandbox).
+pub const LOG_CAP: usize = 1 << 20;
+/// The largest output file taken from an entry.
+pub const OUTPUT_CAP: u64 = 16 << 20;
+
+/// Our drivers of the train-run interface (the organisers replaced the team's too).
+const DRIVERS: [(&str, &str); 3] = [
+    ("helper_code.py", include_str!("../drivers/helper_code.py")),
+    ("train_model.py", include_str!("../drivers/train_model.py")),
+    ("run_model.py", include_str!("../drivers/run_model.py")),
+];
+
+/// What the caller hears while an evaluation runs (to draw progress).
+pub trait Progress {
+    /// A stage starts; `items` records will be reported (0: no per-record progress).
+    fn stage(&mut self, _stage: Stage, _items: usize) {}
+    /// One more record of the current stage is done.
+    fn record(&mut self) {}
+    /// The stage ended.
+    fn done(&mut self, _report: &StageReport) {}
+}
+
+/// No progress output.
+impl Progress for () {}
+
+/// One evaluation's inputs.
+pub struct Evaluation<'a> {
+    pub challenge: &'a Challenge,
+    /// A folder or archive.
+    pub entry: &'a Path,
+    /// A labelled folder in the challenge's native layout.
+    pub data: &'a Path,
+    /// The result folder to write (created; must not hold an older result).
+    pub out: &'a Path,
+    /// The Python runtime, mounted at `/runtime`.
+    pub runtime: &'a runtime::Runtime,
+    pub init: InitProgram,
+    /// The sandbox slot (concurrent evaluations use different slots).
+    pub slot: u32,
+}
+
+/// A log capped at [`LOG_CAP`], marked when cut.
+struct Log {
+    buf: Vec<u8>,
+    cut: bool,
+}
+
+impl Log {
+    fn new() -> Log {
+        Log {
+            buf: Vec::new(),
+            cut: false,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let room = LOG_CAP.saturating_sub(self.buf.len());
+        if bytes.len() > room {
+            self.cut = true;
+        }
+        self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn line(&mut self, text: &str) {
+        self.push(format!("{text}\n").as_bytes());
+    }
+
+    fn run(&mut self, what: &str, run: &sandbox::Run) {
+        let r = &run.result;
+        self.line(&format!(
+            "== {what}: {}{} (cpu {:.3} s, wall {:.3} s, peak memory {})",
+            r.verdict,
+            r.message
+                .as_ref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default(),
+            r.cpu_time_s,
+            r.wall_time_s,
+            r.peak_memory_bytes
+                .map_or("unknown".into(), |b| format!("{} KiB", b / 1024))
+        ));
+        if !run.stdout.is_empty() {
+            self.line("-- stdout");
+            self.push(&run.stdout);
+            if !run.stdout.ends_with(b"\n") {
+                self.push(b"\n");
+            }
+        }
+        if !run.stderr.is_empty() {
+            self.line("-- stderr");
+            self.push(&run.stderr);
+            if !run.stderr.ends_with(b"\n") {
+                self.push(b"\n");
+            }
+        }
+    }
+
+    fn save(mut self, path: &Path) -> Result<(), JudgeError> {
+        if self.cut {
+            self.buf.extend_from_slice(b"\n[log cut at 1 MiB]\n");
+        }
+        std::fs::write(path, &self.buf).map_err(|e| io(path, e))
+    }
+}
+
+fn io(path: &Path, e: std::io::Error) -> JudgeError {
+    JudgeError::Io(format!("{}: {e}", path.display()))
+}
+
+fn mkdir(path: &Path) -> Result<(), JudgeError> {
+    std::fs::create_dir_all(path).map_err(|e| io(path, e))
+}
+
+/// Gives a folder tree to the sandbox uid (the entry may write there).
+fn give(path: &Path, uid: u32) -> Result<(), JudgeError> {
+    let id = Some(nix::unistd::Uid::from_raw(uid));
+    let gid = Some(nix::unistd::Gid::from_raw(uid));
+    nix::unistd::fchownat(
+        nix::fcntl::AT_FDCWD,
+        path,
+        id,
+        gid,
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    )
+    .map_err(|e| JudgeError::Io(format!("{}: chown: {e}", path.display())))?;
+    if std::fs::symlink_metadata(path)
+        .map_err(|e| io(path, e))?
+        .is_dir()
+    {
+        for e in std::fs::read_dir(path).map_err(|e| io(path, e))? {
+            give(&e.map_err(|e| io(path, e))?.path(), uid)?;
+        }
+    }
+    Ok(())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// The state of one evaluation in progress.
+struct Run<'a, 'p> {
+    ev: &'a Evaluation<'a>,
+    c: &'a Challenge,
+    work: PathBuf,
+    entry: PathBuf,
+    uid: u32,
+    progress: &'p mut dyn Progress,
+    stages: Vec<StageReport>,
+    /// The entry's own `answers.txt` (per-record interface), kept before the quiz.
+    submitted: Option<Vec<u8>>,
+    dry_run: bool,
+}
+
+/// Runs every stage and writes the result folder; returns the result. An `Err` is the
+/// judge's own failure (bad data folder, unwritable result folder); everything the entry
+/// does wrong is a stage outcome in the result.
+pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResult, JudgeError> {
+    let c = ev.challenge;
+    if c.interface == Interface::Stream {
+        return Err(JudgeError::Challenge(format!(
+            "{}: the stream interface is not implemented yet (the streaming issue brings it)",
+            c.id
+        )));
+    }
+    let dataset = Dataset::open(c.layout, ev.data)?;
+    let splits = dataset.split(&c.split, &c.id)?;
+    if std::fs::read_dir(ev.out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(JudgeError::Io(format!(
+            "{}: the result folder is not empty",
+            ev.out.display()
+        )));
+    }
+    mkdir(&ev.out.join("logs"))?;
+    mkdir(&ev.out.join("private"))?;
+    let work_dir = tempfile::Builder::new()
+        .prefix("physiojudge-eval-")
+        .tempdir()
+        .map_err(|e| JudgeError::Io(format!("work folder: {e}")))?;
+    let work = work_dir.path().to_path_buf();
+    let entry = work.join("entry");
+    mkdir(&entry)?;
+    let mut run = Run {
+        ev,
+        c,
+        work,
+        entry,
+        uid: sandbox::run::BASE_ID + ev.slot,
+        progress,
+        stages: Vec::new(),
+        submitted: None,
+        dry_run: false,
+    };
+    let mut quiz_score = None;
+    let mut exam_score = None;
+    let mut ok = run.prep()?;
+    if ok && c.interface == Interface::TrainRun {
+        ok = run.train(&splits.training)?;
+    }
+    if ok {
+        let (passed, score) = run.test(Stage::Quiz, &splits.quiz)?;
+        quiz_score = score;
+        ok = passed;
+    }
+    if ok && run.dry_run {
+        run.skip(
+            Stage::Exam,
+            "DRYRUN: the entry asked to stop after the quiz",
+        );
+        run.skip(Stage::Score, "DRYRUN: no score");
+    } else if ok {
+        let (passed, score) = run.test(Stage::Exam, &splits.exam)?;
+        ok = passed;
+        exam_score = score;
+        let t = Instant::now();
+        run.progress.stage(Stage::Score, 0);
+        let outcome = match &exam_score {
+            Some(_) if ok => Outcome::Passed,
+            _ => Outcome::Skipped {
+                why: "the exam did not finish".into(),
+            },
+        };
+        run.finish(Stage::Score, outcome, t, Vec::new(), None, None);
+    }
+    // Every stage appears in the result, in order: those not reached say why.
+    let failed = run
+        .stages
+        .iter()
+        .any(|s| matches!(s.outcome, Outcome::Failed { .. }));
+    for stage in [Stage::Prep, Stage::Train, Stage::Quiz, Stage::Exam, Stage::Score] {
+        if !run.stages.iter().any(|s| s.stage == stage) {
+            let why = if stage == Stage::Train && c.interface != Interface::TrainRun {
+                "this challenge has no train stage"
+            } else if failed {
+                "an earlier stage failed"
+            } else {
+                "not reached"
+            };
+            run.skip(stage, why);
+        }
+    }
+    run.stages.sort_by_key(|s| s.stage as u8);
+    let verdict = if failed {
+        EntryVerdict::Failed
+    } else if run.dry_run {
+        EntryVerdict::DryRun
+    } else {
+        EntryVerdict::Scored
+    };
+    let for_participant = exam_score.as_ref().map(|s: &ScoreSummary| ScoreSummary {
+        score: s.score,
+        report: without_items(&s.report),
+    });
+    if let Some(s) = &exam_score {
+        let p = ev.out.join("private/exam-score.json");
+        write_json(&p, &s.report)?;
+    }
+    let result = EvalResult {
+        challenge: c.id.clone(),
+        entry: ev.entry.display().to_string(),
+        verdict,
+        score: match verdict {
+            EntryVerdict::Scored => exam_score.as_ref().map(|s| s.score),
+            _ => None,
+        },
+        split: SplitSizes {
+            training: splits.training.len(),
+            quiz: splits.quiz.len(),
+            exam: splits.exam.len(),
+        },
+        stages: run.stages,
+        quiz_score,
+        exam_score: for_participant,
+        judge_version: env!("CARGO_PKG_VERSION"),
+    };
+    write_json(&ev.out.join("result.json"), &result)?;
+    Ok(result)
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeError> {
+    let mut text = serde_json::to_vec_pretty(value)
+        .map_err(|e| JudgeError::Io(format!("{}: {e}", path.display())))?;
+    text.push(b'\n');
+    std::fs::write(path, text).map_err(|e| io(path, e))
+}
+
+/// A scorer report without its per-item list and error list (they name hidden records).
+fn without_items(report: &serde_json::Value) -> serde_json::Value {
+    let mut r = report.clone();
+    if let Some(o) = r.as_object_mut() {
+        o.remove("items");
+        let n = o
+            .get("errors")
+            .and_then(|e| e.as_array())
+            .map_or(0, Vec::len);
+        o.insert("errors".into(), serde_json::json!(n));
+        o.remove("confusion");
+    }
+    r
+}
+
+impl Run<'_, '_> {
+    fn skip(&mut self, stage: Stage, why: &str) {
+        self.stages.push(StageReport {
+            stage,
+            outcome: Outcome::Skipped { why: why.into() },
+            wall_time_s: 0.0,
+            records: Vec::new(),
+            counts: None,
+            log: None,
+        });
+    }
+
+    fn finish(
+        &mut self,
+        stage: Stage,
+        outcome: Outcome,
+        started: Instant,
+        records: Vec<RecordStatus>,
+        counts: Option<Counts>,
+        log: Option<String>,
+    ) -> bool {
+        let passed = outcome == Outcome::Passed;
+        let report = StageReport {
+            stage,
+            outcome,
+            wall_time_s: secs(started.elapsed()),
+            records,
+            counts,
+            log,
+        };
+        self.progress.done(&report);
+        self.stages.push(report);
+        passed
+    }
+
+    /// Saves a stage's log: exam logs are private.
+    fn save_log(&self, stage: Stage, log: Log) -> Result<Option<String>, JudgeError> {
+        if stage == Stage::Exam {
+            log.save(&self.ev.out.join("private/exam.log"))?;
+            Ok(None)
+        } else {
+            let rel = format!("logs/{}.log", stage.as_str());
+            log.save(&self.ev.out.join(&rel))?;
+            Ok(Some(rel))
+        }
+    }
+
+    fn sandbox(&self, argv: &[&str], binds: Vec<Bind>, limits: sandbox::Limits) -> sandbox::Run {
+        let mut cfg = RunConfig::new(
+            argv.iter().map(|s| s.to_string()).collect(),
+            self.ev.init.clone(),
+        );
+        cfg.cwd = PathBuf::from("/entry");
+        cfg.binds = vec![
+            Bind {
+                src: self.entry.clone(),
+                dst: PathBuf::from("/entry"),
+                writable: true,
+            },
+            self.ev.runtime.bind(),
+        ];
+        cfg.binds.extend(binds);
+        for (k, v) in &mut cfg.env {
+            if k == "PATH" {
+                *v = runtime::Runtime::sandbox_path();
+            }
+        }
+        cfg.limits = limits;
+        cfg.slot = self.ev.slot;
+        sandbox::run(&cfg)
+    }
+
+    // ---------------------------------------------------------------------------------
+    // prep
+
+    fn prep(&mut self) -> Result<bool, JudgeError> {
+        let t = Instant::now();
+        self.progress.stage(Stage::Prep, 0);
+        let mut log = Log::new();
+        let outcome = self.prep_inner(&mut log)?;
+        let log = self.save_log(Stage::Prep, log)?;
+        Ok(self.finish(Stage::Prep, outcome, t, Vec::new(), None, log))
+    }
+
+    fn prep_inner(&mut self, log: &mut Log) -> Result<Outcome, JudgeError> {
+        let fail = |reason| Ok(Outcome::Failed { reason });
+        match unpack(self.ev.entry, &self.entry, Caps::default()) {
+            Ok(u) => {
+                log.line(&format!(
+                    "unpacked {} files, {} bytes{}",
+                    u.files,
+                    u.bytes,
+                    u.unwrapped
+                        .map(|d| format!(" (from the single folder {d}/)"))
+                        .unwrap_or_default()
+                ));
+            }
+            Err(e) => {
+                log.line(&e.to_string());
+                return fail(Reason::Unpack {
+                    message: e.to_string(),
+                });
+            }
+        }
+        let missing: Vec<String> = self
+            .c
+            .required_files
+            .iter()
+            .filter(|f| !non_empty(&self.entry.join(f)))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            log.line("Required component(s) missing -- not scored");
+            return fail(Reason::MissingFiles { files: missing });
+        }
+        let mut problems = Vec::new();
+        if let Some(req) = &self.c.requirements {
+            let path = self.entry.join(req);
+            if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
+                problems.extend(requirements::check_pip(
+                    req,
+                    &String::from_utf8_lossy(&bytes),
+                ));
+            }
+        }
+        if self.c.interface == Interface::PerRecord {
+            let path = self.entry.join("dependencies.txt");
+            if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
+                problems.extend(requirements::check_debian(
+                    "dependencies.txt",
+                    &String::from_utf8_lossy(&bytes),
+                ));
+            }
+            self.submitted = read_capped(&self.entry.join("answers.txt"), OUTPUT_CAP)
+                .ok()
+                .flatten();
+            self.dry_run = self.entry.join("DRYRUN").exists();
+        }
+        if !problems.is_empty() {
+            for p in &problems {
+                log.line(p);
+            }
+            return fail(Reason::Requirements { problems });
+        }
+        give(&self.entry, self.uid)?;
+        if self.c.interface == Interface::PerRecord || self.entry.join("setup.sh").is_file() {
+            let r = self.sandbox(
+                &["/bin/bash", "setup.sh"],
+                Vec::new(),
+                self.c.setup_limits(),
+            );
+            log.run("setup.sh", &r);
+            let res = &r.result;
+            match res.verdict {
+                Verdict::Ok => {}
+                Verdict::InternalError => {
+                    return fail(Reason::Internal {
+                        message: message_of(res),
+                    });
+                }
+                v => {
+                    return fail(Reason::Setup {
+                        verdict: v,
+                        exit_code: res.exit_code,
+                    });
+                }
+            }
+        }
+        Ok(Outcome::Passed)
+    }
+
+    // ---------------------------------------------------------------------------------
+    // train
+
+    fn train(&mut self, items: &[Item]) -> Result<bool, JudgeError> {
+        let t = Instant::now();
+        self.progress.stage(Stage::Train, 0);
+        let mut log = Log::new();
+        let data = self.work.join("train/data");
+        mkdir(&data)?;
+        materialise(self.c.layout, items, &data, None)?;
+        let model = self.work.join("model");
+        mkdir(&model)?;
+        give(&model, self.uid)?;
+        self.write_drivers()?;
+        let r = self.sandbox(
+            &["python3", "/judge/train_model.py", "/data", "/model"],
+            vec![
+                ro(&data, "/data"),
+                ro(&self.work.join("judge"), "/judge"),
+                rw(&model, "/model"),
+            ],
+            self.c.train_limits(),
+        );
+        log.run("train_model.py", &r);
+        let outcome = match r.result.verdict {
+            Verdict::Ok => Outcome::Passed,
+            Verdict::InternalError => Outcome::Failed {
+                reason: Reason::Internal {
+                    message: message_of(&r.result),
+                },
+            },
+            v => Outcome::Failed {
+                reason: Reason::Run {
+                    record: None,
+                    verdict: v,
+                    exit_code: r.result.exit_code,
+                },
+            },
+        };
+        let log = self.save_log(Stage::Train, log)?;
+        Ok(self.finish(Stage::Train, outcome, t, Vec::new(), None, log))
+    }
+
+    fn write_drivers(&self) -> Result<(), JudgeError> {
+        let dir = self.work.join("judge");
+        mkdir(&dir)?;
+        for (name, text) in DRIVERS {
+            std::fs::write(dir.join(name), text).map_err(|e| io(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------
+    // quiz and exam
+
+    /// Runs the entry on a split and scores it on the host. Quiz: full diagnostics, the
+    /// first failure fails the stage. Exam: failures never stop it; counts only.
+    fn test(
+        &mut self,
+        stage: Stage,
+        items: &[Item],
+    ) -> Result<(bool, Option<ScoreSummary>), JudgeError> {
+        let t = Instant::now();
+        if items.is_empty() {
+            self.skip(stage, "the split has no records");
+            return Ok((true, None));
+        }
+        let quiz = stage == Stage::Quiz;
+        self.progress.stage(stage, items.len());
+        let mut log = Log::new();
+        let dir = self.work.join(stage.as_str());
+        let data = dir.join("data");
+        let out = dir.join("out");
+        let taken = dir.join("taken");
+        for d in [&data, &out, &taken] {
+            mkdir(d)?;
+        }
+        give(&out, self.uid)?;
+        let (mut records, stopped) = match self.c.interface {
+            Interface::PerRecord => self.per_record(stage, items, &taken, &mut log)?,
+            Interface::Folder | Interface::TrainRun => {
+                materialise(self.c.layout, items, &data, Some(&self.c.labels))?;
+                self.whole_split(stage, items, &data, &out, &mut log)?
+            }
+            Interface::Stream => unreachable!("refused in evaluate"),
+        };
+        // Outputs: only regular files, copied out of the entry's reach.
+        if self.c.interface != Interface::PerRecord {
+            let ext = match self.c.scorer {
+                ScorerId::Cpsc2021 => ".json",
+                _ => ".csv",
+            };
+            let skipped =
+                collect(&out, &taken, OUTPUT_CAP, |n| n.ends_with(ext)).map_err(JudgeError::Io)?;
+            for s in skipped {
+                log.line(&format!("output {} not taken: {}", s.name, s.why));
+            }
+        }
+        let scored = self.score(items, &taken, &mut records)?;
+        // Keep what was scored: quiz outputs for the participant, exam outputs for the
+        // organiser (they would reveal the hidden records' names).
+        let keep = match stage {
+            Stage::Exam => self.ev.out.join("private/exam-outputs"),
+            _ => self.ev.out.join(format!("outputs/{}", stage.as_str())),
+        };
+        copy_flat(&taken, &keep)?;
+        let first_failure = records
+            .iter()
+            .find(|r| r.state != RecordState::Ok)
+            .map(|r| record_reason(r));
+        let outcome = match (stopped, first_failure) {
+            (Some(reason), _) => Outcome::Failed { reason },
+            (None, Some(reason)) if quiz => Outcome::Failed { reason },
+            _ => Outcome::Passed,
+        };
+        if let (true, Some(sub)) = (quiz, &self.submitted)
+            && outcome == Outcome::Passed
+            && let Some(reason) = compare_submitted(sub, &taken.join("answers.txt"), &mut log)
+        {
+            let log = self.save_log(stage, log)?;
+            self.finish(stage, Outcome::Failed { reason }, t, records, None, log);
+            return Ok((false, scored));
+        }
+        let log = self.save_log(stage, log)?;
+        let (shown, counts) = if quiz {
+            (records, None)
+        } else {
+            let counts = Counts::of(&records);
+            let p = self.ev.out.join("private/exam-records.json");
+            write_json(&p, &records)?;
+            (Vec::new(), Some(counts))
+        };
+        let passed = self.finish(stage, outcome, t, shown, counts, log);
+        Ok((passed, scored))
+    }
+
+    /// Folder and train-run interfaces: one run over the whole split.
+    fn whole_split(
+        &mut self,
+        stage: Stage,
+        items: &[Item],
+        data: &Path,
+        out: &Path,
+        log: &mut Log,
+    ) -> Result<(Vec<RecordStatus>, Option<Reason>), JudgeError> {
+        let limits = self.c.run_limits(items.len());
+        let r = match self.c.interface {
+            Interface::Folder => self.sandbox(
+                &["python3", "entry_2021.py", "/data", "/out"],
+                vec![ro(data, "/data"), rw(out, "/out")],
+                limits,
+            ),
+            _ => self.sandbox(
+                &["python3", "/judge/run_model.py", "/model", "/data", "/out"],
+                vec![
+                    ro(data, "/data"),
+                    rw(out, "/out"),
+                    ro(&self.work.join("judge"), "/judge"),
+                    ro(&self.work.join("model"), "/model"),
+                ],
+                limits,
+            ),
+        };
+        log.run(
+            &format!("{} run over {} records", stage.as_str(), items.len()),
+            &r,
+        );
+        for _ in items {
+            self.progress.record();
+        }
+        let res = &r.result;
+        let stopped = match res.verdict {
+            Verdict::Ok => None,
+            Verdict::InternalError => Some(Reason::Internal {
+                message: message_of(res),
+            }),
+            v => Some(Reason::Run {
+                record: None,
+                verdict: v,
+                exit_code: res.exit_code,
+            }),
+        };
+        // Each record's state comes from its output once scored; the run's own failure
+        // is the stage's.
+        let records = items
+            .iter()
+            .map(|i| RecordStatus {
+                record: i.id.clone(),
+                state: RecordState::Ok,
+                verdict: None,
+                message: None,
+                cpu_time_s: None,
+                wall_time_s: None,
+                peak_memory_bytes: None,
+            })
+            .collect();
+        Ok((records, stopped))
+    }
+
+    /// Per-record interface: `next.sh REC` in its own sandbox per record, the record's
+    /// files put in the entry folder for the run and removed after.
+    fn per_record(
+        &mut self,
+        stage: Stage,
+        items: &[Item],
+        taken: &Path,
+        log: &mut Log,
+    ) -> Result<(Vec<RecordStatus>, Option<Reason>), JudgeError> {
+        let quiz = stage == Stage::Quiz;
+        let answers = self.entry.join("answers.txt");
+        // The entry's answers start empty: each record's run appends its line.
+        place(&answers, b"", self.uid)?;
+        let mut all_answers = Vec::new();
+        let mut records = Vec::with_capacity(items.len());
+        let mut stopped = None;
+        let started = Instant::now();
+        let staging = self.work.join(format!("{}/record", stage.as_str()));
+        for item in items {
+            if stopped.is_some() {
+                records.push(status(&item.id, RecordState::NotRun, None, None));
+                continue;
+            }
+            if started.elapsed() > Duration::from_secs(self.c.limits.stage_cap_s) {
+                stopped = Some(Reason::StageTimeLimit {
+                    cap_s: self.c.limits.stage_cap_s,
+                });
+                records.push(status(&item.id, RecordState::NotRun, None, None));
+                continue;
+            }
+            // The record's unlabelled files, placed next to the entry's own.
+            mkdir(&staging)?;
+            materialise(
+                self.c.layout,
+                std::slice::from_ref(item),
+                &staging,
+                Some(&self.c.labels),
+            )?;
+            let mut placed = Vec::new();
+            for e in std::fs::read_dir(&staging).map_err(|e| io(&staging, e))? {
+                let e = e.map_err(|e| io(&staging, e))?;
+                let name = e.file_name();
+                if name == "RECORDS" {
+                    continue;
+                }
+                let bytes = std::fs::read(e.path()).map_err(|er| io(&e.path(), er))?;
+                let to = self.entry.join(&name);
+                place(&to, &bytes, self.uid)?;
+                placed.push(to);
+            }
+            std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
+            let before = read_capped(&answers, OUTPUT_CAP)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            let r = self.sandbox(
+                &["/bin/bash", "next.sh", &item.id],
+                Vec::new(),
+                self.c.run_limits(1),
+            );
+            for p in placed {
+                let _ = std::fs::remove_file(p);
+            }
+            log.run(&format!("next.sh {}", item.id), &r);
+            self.progress.record();
+            let after = read_capped(&answers, OUTPUT_CAP);
+            let new: Vec<u8> = match &after {
+                Ok(Some(a)) if a.starts_with(&before) => a[before.len()..].to_vec(),
+                Ok(Some(a)) => a.clone(),
+                _ => Vec::new(),
+            };
+            if let Err(why) = &after {
+                log.line(&format!("answers.txt after {}: {why}", item.id));
+            }
+            all_answers.extend_from_slice(&new);
+            if !all_answers.is_empty() && !all_answers.ends_with(b"\n") {
+                all_answers.push(b'\n');
+            }
+            let res = &r.result;
+            let state = match res.verdict {
+                Verdict::Ok => RecordState::Ok,
+                Verdict::TimeLimit | Verdict::WallTimeLimit => RecordState::TimedOut,
+                Verdict::InternalError => {
+                    stopped = Some(Reason::Internal {
+                        message: format!("record {}: {}", item.id, message_of(res)),
+                    });
+                    RecordState::Failed
+                }
+                _ => RecordState::Failed,
+            };
+            let mut s = status(&item.id, state, Some(res.verdict), Some(res));
+            if state != RecordState::Ok {
+                s.message = Some(message_of(res));
+                if quiz && stopped.is_none() {
+                    stopped = Some(Reason::Run {
+                        record: Some(item.id.clone()),
+                        verdict: res.verdict,
+                        exit_code: res.exit_code,
+                    });
+                }
+            }
+            records.push(s);
+        }
+        let to = taken.join("answers.txt");
+        std::fs::write(&to, &all_answers).map_err(|e| io(&to, e))?;
+        Ok((records, stopped))
+    }
+
+    // ---------------------------------------------------------------------------------
+    // scoring (host)
+
+    /// Scores the taken outputs against the split's reference (strict mode) and marks
+    /// each record whose output was missing or unusable.
+    fn score(
+        &self,
+        items: &[Item],
+        taken: &Path,
+        records: &mut [RecordStatus],
+    ) -> Result<Option<ScoreSummary>, JudgeError> {
+        let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        let fail = |e: score::ScoreError| JudgeError::Data(e.to_string());
+        let json = |r: &dyn erased::Report| r.json();
+        // (record, why its output was unusable; None: there was none)
+        let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
+            match self.c.scorer {
+                ScorerId::Cpsc2021 => {
+                    let mut reference =
+                        score::cpsc2021::load_reference(self.ev.data).map_err(fail)?;
+                    reference.records.retain(|r| ids.contains(r.name.as_str()));
+                    let rep = score::cpsc2021::score(&reference, taken, score::Mode::Strict)
+                        .map_err(fail)?;
+                    let d = rep
+                        .items
+                        .iter()
+                        .filter(|i| i.defaulted)
+                        .map(|i| {
+                            (
+                                i.record.clone(),
+                                i.file.as_ref().and(problem(&rep.errors, &i.record)),
+                            )
+                        })
+                        .collect();
+                    (rep.score, json(&rep), d)
+                }
+                ScorerId::Cinc2017 => {
+                    let path = self.ev.data.join("REFERENCE.csv");
+                    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+                    let mut reference =
+                        score::cinc2017::parse_reference(&text, &path.display().to_string())
+                            .map_err(fail)?;
+                    reference.retain(|(r, _)| ids.contains(r.as_str()));
+                    let answers = std::fs::read(taken.join("answers.txt")).unwrap_or_default();
+                    let rep = score::cinc2017::score(
+                        &reference,
+                        &String::from_utf8_lossy(&answers),
+                        "answers.txt",
+                        score::Mode::Strict,
+                    )
+                    .map_err(fail)?;
+                    let d = rep
+                        .items
+                        .iter()
+                        .filter(|i| i.defaulted)
+                        .map(|i| {
+                            let why = problem(&rep.errors, &i.record)
+                                .filter(|m| !m.contains(&format!("no answer for {}", i.record)));
+                            (i.record.clone(), why)
+                        })
+                        .collect();
+                    (rep.score, json(&rep), d)
+                }
+                ScorerId::Physionet2022 => {
+                    let mut reference =
+                        score::physionet2022::load_labels(self.ev.data).map_err(fail)?;
+                    reference.patients.retain(|p| ids.contains(p.id.as_str()));
+                    let rep = score::physionet2022::score(&reference, taken, score::Mode::Strict)
+                        .map_err(fail)?;
+                    let d = rep
+                        .items
+                        .iter()
+                        .filter(|i| i.defaulted)
+                        .map(|i| {
+                            (
+                                i.patient.clone(),
+                                i.file.as_ref().and(problem(&rep.errors, &i.patient)),
+                            )
+                        })
+                        .collect();
+                    (rep.score, json(&rep), d)
+                }
+                ScorerId::Itr => return Ok(None),
+            };
+        for (id, why) in defaulted {
+            if let Some(r) = records.iter_mut().find(|r| r.record == id)
+                && r.state == RecordState::Ok
+            {
+                r.state = match why {
+                    None => RecordState::MissingOutput,
+                    Some(_) => RecordState::InvalidOutput,
+                };
+                r.message = Some(why.unwrap_or_else(|| "no output".into()));
+            }
+        }
+        Ok(Some(ScoreSummary { score, report }))
+    }
+}
+
+/// The error the scorer listed for an item: in its own output file, or naming it.
+fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
+    errors
+        .iter()
+        .find(|e| {
+            Path::new(&e.file)
+                .file_stem()
+                .is_some_and(|s| s.to_string_lossy() == id)
+                || e.reason.contains(id)
+        })
+        .map(|e| e.to_string())
+}
+
+/// Scorer reports as JSON without naming each type.
+mod erased {
+    pub trait Report {
+        fn json(&self) -> serde_json::Value;
+    }
+    impl<T: serde::Serialize> Report for T {
+        fn json(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        }
+    }
+}
+
+fn record_reason(r: &RecordStatus) -> Reason {
+    match (r.state, r.verdict) {
+        (RecordState::Failed | RecordState::TimedOut, Some(v)) => Reason::Run {
+            record: Some(r.record.clone()),
+            verdict: v,
+            exit_code: None,
+        },
+        _ => Reason::Output {
+            record: r.record.clone(),
+            problem: r
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("{:?}", r.state)),
+        },
+    }
+}
+
+fn status(
+    record: &str,
+    state: RecordState,
+    verdict: Option<Verdict>,
+    run: Option<&sandbox::RunResult>,
+) -> RecordStatus {
+    RecordStatus {
+        record: record.to_string(),
+        state,
+        verdict,
+        message: None,
+        cpu_time_s: run.map(|r| r.cpu_time_s),
+        wall_time_s: run.map(|r| r.wall_time_s),
+        peak_memory_bytes: run.and_then(|r| r.peak_memory_bytes),
+    }
+}
+
+/// Writes a file into a folder the sandbox uid owns: whatever the entry left at that
+/// name (a symlink to a host file, say) is removed first, never written through.
+fn place(path: &Path, bytes: &[u8], uid: u32) -> Result<(), JudgeError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(|e| io(path, e))?,
+        Ok(_) => std::fs::remove_file(path).map_err(|e| io(path, e))?,
+        Err(_) => {}
+    }
+    let mut f = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io(path, e))?;
+    f.write_all(bytes).map_err(|e| io(path, e))?;
+    give(path, uid)
+}
+
+/// Quiz of the per-record interface: the answers reproduced must match those submitted
+/// with the entry, for every record the submission has.
+fn compare_submitted(submitted: &[u8], produced: &Path, log: &mut Log) -> Option<Reason> {
+    let parse = |bytes: &[u8]| -> std::collections::HashMap<String, String> {
+        let mut m = std::collections::HashMap::new();
+        for line in String::from_utf8_lossy(bytes).lines() {
+            if let Some((r, l)) = line.split_once(',') {
+                m.entry(r.trim().to_string())
+                    .or_insert_with(|| l.trim().to_string());
+            }
+        }
+        m
+    };
+    let sub = parse(submitted);
+    let produced_bytes = std::fs::read(produced).unwrap_or_default();
+    let text = String::from_utf8_lossy(&produced_bytes).into_owned();
+    let mut compared = 0;
+    for line in text.lines() {
+        let Some((r, l)) = line.split_once(',') else {
+            continue;
+        };
+        let (r, l) = (r.trim(), l.trim());
+        match sub.get(r) {
+            Some(s) if s == l => compared += 1,
+            Some(s) => {
+                return Some(Reason::Mismatch {
+                    record: r.to_string(),
+                    submitted: s.clone(),
+                    produced: l.to_string(),
+                });
+            }
+            None => log.line(&format!(
+                "{r}: not in the submitted answers.txt, so not compared"
+            )),
+        }
+    }
+    log.line(&format!(
+        "{compared} answers match the submitted answers.txt"
+    ));
+    None
+}
+
+/// Copies the files of a host folder the judge wrote itself.
+fn copy_flat(from: &Path, to: &Path) -> Result<(), JudgeError> {
+    mkdir(to)?;
+    for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
+        let e = e.map_err(|e| io(from, e))?;
+        std::fs::copy(e.path(), to.join(e.file_name())).map_err(|er| io(&e.path(), er))?;
+    }
+    Ok(())
+}
+
+fn non_empty(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => m.len() > 0,
+        Ok(m) if m.is_dir() => std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_some()),
+        _ => false,
+    }
+}
+
+fn message_of(r: &sandbox::RunResult) -> String {
+    r.message.clone().unwrap_or_else(|| r.verdict.to_string())
+}
+
+fn ro(src: &Path, dst: &str) -> Bind {
+    Bind {
+        src: src.to_path_buf(),
+        dst: PathBuf::from(dst),
+        writable: false,
+    }
+}
+
+fn rw(src: &Path, dst: &str) -> Bind {
+    Bind {
+        src: src.to_path_buf(),
+        dst: PathBuf::from(dst),
+        writable: true,
+    }
+}

@@ -1,0 +1,427 @@
+//! `physiojudge evaluate` end to end, on the real data: the example entries are scored
+//! exactly as `physiojudge score` scores their outputs, and hostile or broken entries get
+//! the documented outcome. Needs root and builds the runtime (once, in target/tmp).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn runtime_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
+        let o = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+            .args(["runtime", "setup"])
+            .env("PHYSIOJUDGE_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir
+    })
+    .clone()
+}
+
+fn physiojudge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(args)
+        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir())
+        .output()
+        .expect("run physiojudge")
+}
+
+fn root_and_data(test: &str) -> Option<PathBuf> {
+    if !testkit::root(test) {
+        return None;
+    }
+    testkit::shared_data(test)
+}
+
+fn repo() -> PathBuf {
+    testkit::workspace_root()
+}
+
+/// Runs `evaluate --json` and returns (result, result folder, exit status, stderr).
+fn evaluate(
+    challenge: &str,
+    entry: &Path,
+    data: &Path,
+    extra: &[&str],
+) -> (Value, tempfile::TempDir, Output) {
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("result");
+    let mut args = vec![
+        "evaluate",
+        "--challenge",
+        challenge,
+        "--entry",
+        entry.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        dest.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let o = physiojudge(&args);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let v: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&o.stderr)));
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(dest.join("result.json")).unwrap()).unwrap();
+    assert_eq!(v, on_disk);
+    (v, out, o)
+}
+
+fn stage<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == name)
+        .unwrap_or_else(|| panic!("no stage {name} in {r}"))
+}
+
+fn exam_ids(result_dir: &Path) -> Vec<String> {
+    let v: Value = serde_json::from_slice(
+        &std::fs::read(result_dir.join("result/private/exam-records.json")).unwrap(),
+    )
+    .unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["record"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn score_json(args: &[&str]) -> Value {
+    let o = physiojudge(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn cpsc2021_example_entry_scores_as_the_scorer_says() {
+    let Some(data) = root_and_data("cpsc2021_example_entry") else {
+        return;
+    };
+    let data = data.join("cpsc2021");
+    let (r, dir, o) = evaluate("cpsc2021", &repo().join("entries/cpsc2021"), &data, &[]);
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored", "{r}");
+    // The exam score is the scorer's score on the exam outputs over the exam records.
+    let ids = exam_ids(dir.path());
+    let reference = tempfile::tempdir().unwrap();
+    for id in &ids {
+        for ext in ["hea", "atr", "dat"] {
+            std::os::unix::fs::symlink(
+                data.join(format!("{id}.{ext}")),
+                reference.path().join(format!("{id}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(reference.path().join("RECORDS"), ids.join("\n")).unwrap();
+    let s = score_json(&[
+        "score",
+        "cpsc2021",
+        "--reference",
+        reference.path().to_str().unwrap(),
+        "--predictions",
+        dir.path()
+            .join("result/private/exam-outputs")
+            .to_str()
+            .unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["score"], s["score"], "{r}\n{s}");
+    // The participant sees no exam record names.
+    let shown = std::fs::read_to_string(dir.path().join("result/result.json")).unwrap();
+    for id in &ids {
+        assert!(!shown.contains(&format!("\"{id}\"")), "{id} leaked");
+    }
+    assert!(!dir.path().join("result/logs/exam.log").exists());
+}
+
+#[test]
+fn cinc2017_example_entry_scores_as_the_scorer_says() {
+    let Some(data) = root_and_data("cinc2017_example_entry") else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let (r, dir, o) = evaluate("cinc2017", &repo().join("entries/cinc2017"), &data, &[]);
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored");
+    let ids = exam_ids(dir.path());
+    let reference: String = std::fs::read_to_string(data.join("REFERENCE.csv"))
+        .unwrap()
+        .lines()
+        .filter(|l| ids.iter().any(|id| l.starts_with(&format!("{id},"))))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let refs = tempfile::tempdir().unwrap();
+    std::fs::write(refs.path().join("REFERENCE.csv"), reference).unwrap();
+    let s = score_json(&[
+        "score",
+        "cinc2017",
+        "--reference",
+        refs.path().join("REFERENCE.csv").to_str().unwrap(),
+        "--answers",
+        dir.path()
+            .join("result/private/exam-outputs/answers.txt")
+            .to_str()
+            .unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["score"], s["score"]);
+    let quiz_log = std::fs::read_to_string(dir.path().join("result/logs/quiz.log")).unwrap();
+    assert!(
+        quiz_log.contains("answers match the submitted answers.txt"),
+        "{quiz_log}"
+    );
+}
+
+/// A per-record (cinc2017) entry made of shell scripts.
+fn shell_entry(next_sh: &str, setup_sh: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("next.sh", next_sh),
+        ("setup.sh", setup_sh),
+        ("answers.txt", "none,N\n"),
+        ("dependencies.txt", "# nothing\n"),
+        ("AUTHORS.txt", "test\n"),
+        ("LICENSE.txt", "MIT\n"),
+    ] {
+        std::fs::write(d.path().join(name), text).unwrap();
+    }
+    d
+}
+
+/// A challenge file: the built-in one with some lines replaced.
+fn challenge_file(id: &str, replace: &[(&str, &str)]) -> tempfile::NamedTempFile {
+    let mut text =
+        std::fs::read_to_string(repo().join(format!("challenges/{id}/challenge.toml"))).unwrap();
+    for (a, b) in replace {
+        assert!(text.contains(a), "{a}");
+        text = text.replace(a, b);
+    }
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), text).unwrap();
+    f
+}
+
+#[test]
+fn broken_per_record_entries_get_their_documented_outcome() {
+    let Some(data) = root_and_data("broken_per_record_entries") else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let answer = "echo \"$1,N\" >> answers.txt\n";
+
+    // A required file missing: prep fails and lists it.
+    let e = shell_entry(answer, "true\n");
+    std::fs::remove_file(e.path().join("LICENSE.txt")).unwrap();
+    std::fs::write(e.path().join("AUTHORS.txt"), "").unwrap();
+    let (r, _d, o) = evaluate("cinc2017", e.path(), &data, &[]);
+    assert!(!o.status.success());
+    let prep = stage(&r, "prep");
+    assert_eq!(prep["status"], "failed");
+    assert_eq!(prep["reason"]["kind"], "missing_files");
+    assert_eq!(
+        prep["reason"]["files"],
+        serde_json::json!(["AUTHORS.txt", "LICENSE.txt"])
+    );
+    assert_eq!(r["verdict"], "failed");
+    assert!(r["score"].is_null());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing"));
+
+    // setup.sh failing, and running past its limit.
+    let e = shell_entry(answer, "echo building >&2; exit 3\n");
+    let (r, dir, _) = evaluate("cinc2017", e.path(), &data, &[]);
+    let prep = stage(&r, "prep");
+    assert_eq!(prep["reason"]["kind"], "setup", "{r}");
+    assert_eq!(prep["reason"]["verdict"], "runtime_error");
+    assert_eq!(prep["reason"]["exit_code"], 3);
+    let log = std::fs::read_to_string(dir.path().join("result/logs/prep.log")).unwrap();
+    assert!(log.contains("building"), "{log}");
+    let quick = challenge_file("cinc2017", &[("setup_time_s = 300", "setup_time_s = 1")]);
+    let e = shell_entry(answer, "sleep 30\n");
+    let (r, _d, _) = evaluate(
+        "cinc2017",
+        e.path(),
+        &data,
+        &["--challenge-file", quick.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        stage(&r, "prep")["reason"]["verdict"],
+        "wall_time_limit",
+        "{r}"
+    );
+
+    // Crashing on the quiz's second record: the quiz stops there, with diagnostics.
+    let crash_second = "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\n\
+                        if [ $n = 2 ]; then echo \"boom on $1\" >&2; exit 7; fi\n\
+                        echo \"$1,N\" >> answers.txt\n";
+    let e = shell_entry(crash_second, "true\n");
+    let (r, dir, _) = evaluate("cinc2017", e.path(), &data, &[]);
+    let quiz = stage(&r, "quiz");
+    assert_eq!(quiz["status"], "failed");
+    assert_eq!(quiz["reason"]["kind"], "run");
+    let records = quiz["records"].as_array().unwrap();
+    assert_eq!(records[0]["state"], "ok");
+    assert_eq!(records[1]["state"], "failed");
+    assert_eq!(records[1]["verdict"], "runtime_error");
+    assert!(records[2..].iter().all(|x| x["state"] == "not_run"));
+    assert_eq!(quiz["reason"]["record"], records[1]["record"]);
+    assert_eq!(stage(&r, "exam")["status"], "skipped");
+    let log = std::fs::read_to_string(dir.path().join("result/logs/quiz.log")).unwrap();
+    assert!(log.contains("boom on"), "{log}");
+
+    // Crashing on one exam record and sleeping past the limit on another: the exam
+    // goes on, the participant gets counts only, the records get the default answer.
+    let quiz_n = r["split"]["quiz"].as_u64().unwrap();
+    let exam_trouble = format!(
+        "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\n\
+         if [ $n = {} ]; then echo \"secret $1\" >&2; exit 7; fi\n\
+         if [ $n = {} ]; then sleep 30; fi\n\
+         echo \"$1,N\" >> answers.txt\n",
+        quiz_n + 3,
+        quiz_n + 5
+    );
+    let short = challenge_file(
+        "cinc2017",
+        &[
+            ("record_cpu_s = 30", "record_cpu_s = 2"),
+            ("record_wall_s = 60", "record_wall_s = 2"),
+        ],
+    );
+    let e = shell_entry(&exam_trouble, "true\n");
+    let (r, dir, o) = evaluate(
+        "cinc2017",
+        e.path(),
+        &data,
+        &["--challenge-file", short.path().to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored");
+    let exam = stage(&r, "exam");
+    assert_eq!(exam["status"], "passed");
+    assert!(exam.get("records").is_none());
+    assert_eq!(exam["counts"]["failures"], 1, "{exam}");
+    assert_eq!(exam["counts"]["timeouts"], 1, "{exam}");
+    assert!(exam.get("log").is_none());
+    let shown = std::fs::read_to_string(dir.path().join("result/result.json")).unwrap();
+    assert!(!shown.contains("secret"));
+    let private = std::fs::read_to_string(dir.path().join("result/private/exam.log")).unwrap();
+    assert!(private.contains("secret"));
+}
+
+#[test]
+fn malformed_output_and_label_snooping_in_a_folder_entry() {
+    let Some(data) = root_and_data("malformed_output_and_label_snooping") else {
+        return;
+    };
+    let data = data.join("cpsc2021");
+    let e = tempfile::tempdir().unwrap();
+    for (name, text) in [("AUTHORS.txt", "t\n"), ("LICENSE.txt", "MIT\n")] {
+        std::fs::write(e.path().join(name), text).unwrap();
+    }
+    // Looks everywhere it can for the labels (annotation files, class comments, the
+    // host's data folder) and says what it found; writes one malformed output.
+    let snoop = format!(
+        r#"import os, sys
+data, out = sys.argv[1], sys.argv[2]
+found = []
+for top in ["/", "{host}"]:
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/runtime", "/usr")]
+        for f in files:
+            p = os.path.join(root, f)
+            if f.endswith(".atr") or f == "REFERENCE.csv":
+                found.append(p)
+            elif f.endswith(".hea"):
+                try:
+                    if "fibrillation" in open(p).read():
+                        found.append(p)
+                except OSError:
+                    pass
+print("FOUND" if found else "nothing found", found)
+names = open(os.path.join(data, "RECORDS")).read().split()
+for i, n in enumerate(names):
+    with open(os.path.join(out, n + ".json"), "w") as f:
+        f.write("{{not json" if i == 0 else '{{"predict_endpoints": []}}')
+os.symlink("/etc/shadow", os.path.join(out, "extra.json"))
+"#,
+        host = data.display()
+    );
+    std::fs::write(e.path().join("entry_2021.py"), snoop).unwrap();
+    let (r, dir, _) = evaluate("cpsc2021", e.path(), &data, &[]);
+    let quiz = stage(&r, "quiz");
+    assert_eq!(quiz["status"], "failed", "{r}");
+    assert_eq!(quiz["reason"]["kind"], "output");
+    let records = quiz["records"].as_array().unwrap();
+    assert_eq!(records[0]["state"], "invalid_output", "{quiz}");
+    assert!(records[1..].iter().all(|x| x["state"] == "ok"));
+    let log = std::fs::read_to_string(dir.path().join("result/logs/quiz.log")).unwrap();
+    assert!(log.contains("nothing found []"), "{log}");
+    assert!(
+        log.contains("extra.json not taken: is a symbolic link"),
+        "{log}"
+    );
+}
+
+#[test]
+fn hostile_archives_are_refused_in_prep() {
+    let Some(data) = root_and_data("hostile_archives") else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let dir = tempfile::tempdir().unwrap();
+    // Built with the system Python's zipfile: a member escaping with '..', and a bomb
+    // (600 MiB of zeros, under 1 MiB packed).
+    let script = r#"import sys, zipfile
+slip, bomb = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(slip, "w") as z:
+    z.writestr("next.sh", "echo hi")
+    z.writestr("../../escaped.txt", "x")
+with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+    with z.open("big.bin", "w", force_zip64=True) as f:
+        block = bytes(1 << 20)
+        for _ in range(600):
+            f.write(block)
+"#;
+    let slip = dir.path().join("slip/entry.zip");
+    let bomb = dir.path().join("bomb/entry.zip");
+    std::fs::create_dir_all(slip.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(bomb.parent().unwrap()).unwrap();
+    let o = Command::new("/usr/bin/python3")
+        .args(["-c", script, slip.to_str().unwrap(), bomb.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20);
+
+    let (r, _d, o) = evaluate("cinc2017", &slip, &data, &[]);
+    assert!(!o.status.success());
+    let prep = stage(&r, "prep");
+    assert_eq!(prep["reason"]["kind"], "unpack", "{r}");
+    assert!(
+        prep["reason"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("escaped.txt")
+    );
+    assert!(!dir.path().join("escaped.txt").exists());
+
+    let (r, _d, _) = evaluate("cinc2017", &bomb, &data, &[]);
+    let prep = stage(&r, "prep");
+    assert_eq!(prep["reason"]["kind"], "unpack", "{r}");
+    assert!(
+        prep["reason"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than"),
+        "{r}"
+    );
+}
