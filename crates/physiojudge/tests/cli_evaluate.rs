@@ -425,3 +425,43 @@ with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
         "{r}"
     );
 }
+
+#[test]
+fn physionet2022_example_entry_trains_and_scores_as_the_scorer_says() {
+    let Some(data) = root_and_data("physionet2022_example_entry") else {
+        return;
+    };
+    let data = data.join("circor2022/training_data");
+    let (r, dir, o) = evaluate(
+        "physionet2022",
+        &repo().join("entries/physionet2022"),
+        &data,
+        &[],
+    );
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored");
+    assert_eq!(stage(&r, "train")["status"], "passed");
+    let ids = exam_ids(dir.path());
+    let labels = tempfile::tempdir().unwrap();
+    for id in &ids {
+        std::os::unix::fs::symlink(
+            data.join(format!("{id}.txt")),
+            labels.path().join(format!("{id}.txt")),
+        )
+        .unwrap();
+    }
+    let s = score_json(&[
+        "score",
+        "physionet2022",
+        "--labels",
+        labels.path().to_str().unwrap(),
+        "--outputs",
+        dir.path()
+            .join("result/private/exam-outputs")
+            .to_str()
+            .unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["score"], s["score"]);
+    assert_eq!(r["exam_score"]["report"]["outcome_cost"], s["outcome_cost"]);
+}
