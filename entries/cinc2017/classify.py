@@ -132,7 +132,9 @@ def r_peaks(x, fs):
     level = np.array([np.median(padded[i : i + 2 * k + 1]) for i in range(len(bmax))])
     level = np.maximum(level, 1e-12)
     per_sample = np.repeat(level, b)
-    per_sample = np.concatenate([per_sample, np.full(len(energy) - len(per_sample), level[-1])])[: len(energy)]
+    if len(per_sample) < len(energy):  # the tail after the last whole block
+        per_sample = np.concatenate([per_sample, np.full(len(energy) - len(per_sample), level[-1])])
+    per_sample = per_sample[: len(energy)]
     norm = energy / per_sample
     peakiness = float(np.median(bmax / (np.median(blocks, axis=1) + 1e-12)))
     refractory = max(1, int(0.25 * fs))

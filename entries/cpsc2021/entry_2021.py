@@ -35,6 +35,7 @@ LEVEL_BLOCKS = 7           # the QRS level follows amplitude changes over ~14 s
 PEAK_THRESHOLD = 0.22      # fraction of the local QRS level a peak must reach
 SEARCHBACK_THRESHOLD = 0.08
 REFRACTORY_S = 0.25        # 240 bpm: faster than any ventricular rate in AF we expect
+NOISE_BLOCK_RATIO = 10.0   # QRS energy peak over median in a block: ECG > 15, noise < 7
 
 WINDOW_BEATS = 20          # RR intervals per irregularity window
 MATCH_TOLERANCE = 0.08     # sample-entropy tolerance, as a fraction of the median RR
@@ -102,18 +103,20 @@ def qrs_energy(lead, fs):
     per_sample = np.repeat(level, b)[: len(energy)]
     norm = energy / per_sample
     # Peakiness: how far QRS energy stands above the typical sample; noise is flat.
-    quality = np.median(blocks.max(axis=1) / (np.median(blocks, axis=1) + 1e-12))
-    return band, norm, quality
+    ratio = blocks.max(axis=1) / (np.median(blocks, axis=1) + 1e-12)
+    return band, norm, np.median(ratio), ratio >= NOISE_BLOCK_RATIO
 
 
 def detect_r_peaks(sig, fs):
-    """R-peak sample indices for a (samples x leads) signal."""
+    """R-peak sample indices for a (samples x leads) signal, and a function telling
+    whether a sample lies where the chosen lead shows readable QRS complexes."""
     best = None
     for k in range(sig.shape[1]):
-        band, norm, quality = qrs_energy(sig[:, k], fs)
+        band, norm, quality, readable = qrs_energy(sig[:, k], fs)
         if best is None or quality > best[2]:
-            best = (band, norm, quality)
-    band, norm, _ = best
+            best = (band, norm, quality, readable)
+    band, norm, _, readable = best
+    b = max(1, int(BLOCK_S * fs))
     refractory = max(1, int(REFRACTORY_S * fs))
     peaks, _ = find_peaks(norm, height=PEAK_THRESHOLD, distance=refractory)
     peaks = search_back(norm, peaks, fs, refractory)
@@ -124,7 +127,7 @@ def detect_r_peaks(sig, fs):
     for i, p in enumerate(peaks):
         lo, hi = max(0, p - half), min(len(band), p + half + 1)
         out[i] = lo + int(np.argmax(np.abs(band[lo:hi])))
-    return np.unique(out)
+    return np.unique(out), lambda idx: readable[np.minimum(np.asarray(idx) // b, len(readable) - 1)]
 
 
 def search_back(norm, peaks, fs, refractory):
@@ -197,12 +200,16 @@ def majority(mask, n):
     return centred_moving_mean(mask.astype(float), n) > 0.5
 
 
-def af_intervals(rr):
-    """Boolean AF label per RR interval."""
+def af_intervals(rr, readable=None):
+    """Boolean AF label per RR interval; readable (optional) marks intervals whose beats
+    come from readable ECG: noise between false beats is irregular too, so it cannot
+    start AF, but a short noisy stretch inside AF is bridged like a sinus gap."""
     if len(rr) < 8:
         return np.zeros(len(rr), dtype=bool)
     dmin, entropy = irregularity(rr)
     af = (dmin > DMIN_AF) & (entropy > ENTROPY_AF)
+    if readable is not None:
+        af &= readable
     af = majority(af, SMOOTH_BEATS)
     # Short sinus interruptions inside AF are usually a few coincidentally even beats.
     for s, e in runs(~af):
@@ -248,11 +255,11 @@ def refine_boundaries(rr, af):
 def predict(sig, fs):
     """predict_endpoints for one record."""
     length = sig.shape[0]
-    peaks = detect_r_peaks(sig, fs)
+    peaks, readable = detect_r_peaks(sig, fs)
     if len(peaks) < 10:
         return []
     rr = np.diff(peaks) / fs
-    af = af_intervals(rr)
+    af = af_intervals(rr, readable((peaks[:-1] + peaks[1:]) // 2))
     af = refine_boundaries(rr, af)
     frac = af.mean() if len(af) else 0.0
     if frac >= WHOLE_RECORD_FRACTION:
