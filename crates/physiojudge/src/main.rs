@@ -12,6 +12,7 @@ mod output;
 mod runtime_cmd;
 mod sandbox_cmd;
 mod score_cmd;
+mod synth_cmd;
 mod wfdb_cmd;
 
 #[derive(Parser)]
@@ -49,6 +50,8 @@ enum Command {
     /// Run an entry through a challenge's stages (prep, train, quiz, exam, score) in
     /// the sandbox and report the outcome and score. Needs root and the runtime.
     Evaluate(evaluate_cmd::EvaluateArgs),
+    /// Write a challenge's deterministic, labelled synthetic data in its native layout.
+    Synth(synth_cmd::SynthArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
         Command::Runtime(cmd) => runtime_cmd::run(cmd, &mut out),
         Command::Evaluate(a) => evaluate_cmd::run(a, &mut out),
+        Command::Synth(a) => synth_cmd::run(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {
