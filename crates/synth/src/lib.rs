@@ -1,7 +1,7 @@
 //! Deterministic, labelled synthetic data written in each challenge's exact native file
 //! layout, so that the judge's demo, fixtures and benchmark sets need no third-party data.
 //!
-//! [`write`] fills a folder with one challenge's data set:
+//! [`write()`] fills a folder with one challenge's data set:
 //! - [`Challenge::Cpsc2021`]: `RECORDS` and `data_<subject>_<n>.hea/.dat/.atr`, two-lead
 //!   ECG at 200 Hz with beat and rhythm annotations placed as in the real records, classes
 //!   N, AFf and AFp (header comment line).
@@ -149,7 +149,7 @@ pub enum SynthError {
     Internal(String),
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub challenge: Challenge,
