@@ -257,7 +257,13 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         .stages
         .iter()
         .any(|s| matches!(s.outcome, Outcome::Failed { .. }));
-    for stage in [Stage::Prep, Stage::Train, Stage::Quiz, Stage::Exam, Stage::Score] {
+    for stage in [
+        Stage::Prep,
+        Stage::Train,
+        Stage::Quiz,
+        Stage::Exam,
+        Stage::Score,
+    ] {
         if !run.stages.iter().any(|s| s.stage == stage) {
             let why = if stage == Stage::Train && c.interface != Interface::TrainRun {
                 "this challenge has no train stage"
@@ -609,7 +615,7 @@ impl Run<'_, '_> {
         let first_failure = records
             .iter()
             .find(|r| r.state != RecordState::Ok)
-            .map(|r| record_reason(r));
+            .map(record_reason);
         let outcome = match (stopped, first_failure) {
             (Some(reason), _) => Outcome::Failed { reason },
             (None, Some(reason)) if quiz => Outcome::Failed { reason },

@@ -8,6 +8,11 @@
 //!   (checksum 0, as written by the organisers); every line ends in a space and CRLF.
 //! - `REFERENCE.csv`: `A00001,N` lines; `RECORDS`: one name a line.
 //!
+//! Records are named `S00001`, `S00002`, … — the real naming pattern with `S` for
+//! synthetic, so that no synthetic record takes a real record's name (an entry's
+//! submitted `answers.txt` for the real records must not be compared with answers on
+//! synthetic ones). The examples above show the real files' form.
+//!
 //! Classes come in shuffled blocks of ten: 4 N (sinus rhythm), 2 A (atrial fibrillation),
 //! 3 O (another rhythm: bigeminy or trigeminy, frequent ectopic beats, brady- or
 //! tachycardia, first-degree AV block or bundle-branch block) and 1 `~` (so noisy that the
@@ -222,7 +227,7 @@ pub fn write(out: &Path, seed: u64, count: usize) -> Result<Summary, SynthError>
     let mut names = String::new();
     let mut samples = 0usize;
     for (i, &label) in labels.iter().enumerate() {
-        let name = format!("A{:05}", i + 1);
+        let name = format!("S{:05}", i + 1);
         let mut rng = Rng::derive(seed, &[TAG, i as u64]);
         let seconds = if rng.chance(0.6) {
             30.0
@@ -279,7 +284,7 @@ mod tests {
         let names = std::fs::read_to_string(dir.path().join("RECORDS")).unwrap();
         let names: Vec<&str> = names.lines().collect();
         for (k, (name, label)) in reference.iter().enumerate() {
-            assert_eq!(name, &format!("A{:05}", k + 1));
+            assert_eq!(name, &format!("S{:05}", k + 1));
             assert_eq!(names[k], name);
             let n = summary
                 .labels

@@ -390,7 +390,7 @@ mod tests {
         }
         let want = [
             (Challenge::Cpsc2021, 0x82d2_1e05_ccff_32d9),
-            (Challenge::Cinc2017, 0x21d3_a214_2946_73a9),
+            (Challenge::Cinc2017, 0xc71c_c273_3cc5_d789),
             (Challenge::Physionet2022, 0x5051_885b_e953_279c),
         ];
         assert_eq!(got, want);

@@ -133,7 +133,7 @@ fn wfdb_python_reads_what_formats_reads() {
 
     let dir = root.path().join("cinc2017");
     for k in 1..=8 {
-        let name = format!("A{k:05}");
+        let name = format!("S{k:05}");
         let p = &py[&name];
         let mat = MatFile::read(dir.join(format!("{name}.mat"))).unwrap();
         let v = mat.get("val").unwrap().to_f64_vec().unwrap();
