@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod demo_cmd;
 mod evaluate_cmd;
 mod output;
 mod runtime_cmd;
@@ -50,6 +51,9 @@ enum Command {
     /// Run an entry through a challenge's stages (prep, train, quiz, exam, score) in
     /// the sandbox and report the outcome and score. Needs root and the runtime.
     Evaluate(evaluate_cmd::EvaluateArgs),
+    /// The main job: generate each challenge's data with synth, run every example entry
+    /// and a trivial baseline through all stages, print a leaderboard. Needs root.
+    Demo(demo_cmd::DemoArgs),
     /// Write a challenge's deterministic, labelled synthetic data in its native layout.
     Synth(synth_cmd::SynthArgs),
 }
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
         Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
         Command::Runtime(cmd) => runtime_cmd::run(cmd, &mut out),
         Command::Evaluate(a) => evaluate_cmd::run(a, &mut out),
+        Command::Demo(a) => demo_cmd::run(a, &mut out),
         Command::Synth(a) => synth_cmd::run(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
