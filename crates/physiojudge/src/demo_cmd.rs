@@ -19,7 +19,7 @@ pub struct DemoArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of the generated data.
-    #[arg(long, default_value_t = 2026)]
+    #[arg(long, default_value_t = crate::evaluate_cmd::DEFAULT_SEED)]
     pub seed: u64,
     /// Records (patients for physionet2022) per challenge (default: synth's demo size).
     #[arg(long)]

@@ -16,6 +16,9 @@ use judge::{Challenge, EvalResult, Progress};
 
 use crate::sandbox_cmd::INIT_ARG;
 
+/// The seed of generated data, for `evaluate` without `--data` and for `demo`.
+pub const DEFAULT_SEED: u64 = 2026;
+
 #[derive(Args)]
 pub struct EvaluateArgs {
     /// Challenge id: cpsc2021, cinc2017, physionet2022 (p300speller: not yet).
@@ -26,9 +29,10 @@ pub struct EvaluateArgs {
     pub entry: PathBuf,
     /// A labelled data folder in the challenge's native layout (a CPSC folder with
     /// RECORDS, a CinC folder with REFERENCE.csv, a CirCor training_data folder). It is
-    /// split into training / quiz / exam by subject (docs/judge.md).
+    /// split into training / quiz / exam by subject (docs/judge.md). Default: a data set
+    /// generated with `synth` (seed 2026, its default size).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     /// Where to write result.json and the logs (default: a new folder
     /// physiojudge-result-<challenge>-<n> in the current folder).
     #[arg(long)]
@@ -163,7 +167,23 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
         None => default_out(&challenge.id)?,
     };
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let result = evaluate(&challenge, &a.entry, &a.data, &dest, a.slot, quiet)?;
+    // Without --data, synthetic data lives as long as the evaluation.
+    let generated;
+    let data = match &a.data {
+        Some(d) => d.clone(),
+        None => {
+            let which: synth::Challenge = challenge
+                .id
+                .parse()
+                .map_err(|e| anyhow::anyhow!("no --data given and {e}"))?;
+            generated = tempfile::tempdir().context("a folder for the generated data")?;
+            let dir = generated.path().join(&challenge.id);
+            let summary = synth::write(which, &dir, DEFAULT_SEED, None)?;
+            eprintln!("no --data: generated {summary}");
+            dir
+        }
+    };
+    let result = evaluate(&challenge, &a.entry, &data, &dest, a.slot, quiet)?;
     if a.json {
         serde_json::to_writer_pretty(&mut *out, &result)?;
         writeln!(out)?;
