@@ -101,42 +101,86 @@ fn score_json(args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-#[test]
-fn cpsc2021_example_entry_scores_as_the_scorer_says() {
-    let Some(data) = root_and_data("cpsc2021_example_entry") else {
-        return;
-    };
-    let data = data.join("cpsc2021");
-    let (r, dir, o) = evaluate("cpsc2021", &repo().join("entries/cpsc2021"), &data, &[]);
+/// Runs the example entry of `challenge` on `data` and checks that it is scored, that its
+/// exam score is `physiojudge score`'s on the kept exam outputs over the exam records
+/// alone, and that the participant's view names no exam record.
+fn example_scores_as_the_scorer_says(challenge: &str, data: &Path) {
+    let (r, dir, o) = evaluate(
+        challenge,
+        &repo().join("entries").join(challenge),
+        data,
+        &[],
+    );
     assert!(o.status.success(), "{r}");
     assert_eq!(r["verdict"], "scored", "{r}");
-    // The exam score is the scorer's score on the exam outputs over the exam records.
     let ids = exam_ids(dir.path());
+    let outputs = dir.path().join("result/private/exam-outputs");
     let reference = tempfile::tempdir().unwrap();
-    for id in &ids {
-        for ext in ["hea", "atr", "dat"] {
-            std::os::unix::fs::symlink(
-                data.join(format!("{id}.{ext}")),
-                reference.path().join(format!("{id}.{ext}")),
-            )
-            .unwrap();
+    let link = |name: String| {
+        std::os::unix::fs::symlink(data.join(&name), reference.path().join(&name)).unwrap()
+    };
+    let s = match challenge {
+        "cpsc2021" => {
+            for id in &ids {
+                for ext in ["hea", "atr", "dat"] {
+                    link(format!("{id}.{ext}"));
+                }
+            }
+            std::fs::write(reference.path().join("RECORDS"), ids.join("\n")).unwrap();
+            score_json(&[
+                "score",
+                "cpsc2021",
+                "--reference",
+                reference.path().to_str().unwrap(),
+                "--predictions",
+                outputs.to_str().unwrap(),
+                "--json",
+            ])
         }
-    }
-    std::fs::write(reference.path().join("RECORDS"), ids.join("\n")).unwrap();
-    let s = score_json(&[
-        "score",
-        "cpsc2021",
-        "--reference",
-        reference.path().to_str().unwrap(),
-        "--predictions",
-        dir.path()
-            .join("result/private/exam-outputs")
-            .to_str()
-            .unwrap(),
-        "--json",
-    ]);
+        "cinc2017" => {
+            let subset: String = std::fs::read_to_string(data.join("REFERENCE.csv"))
+                .unwrap()
+                .lines()
+                .filter(|l| ids.iter().any(|id| l.starts_with(&format!("{id},"))))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let csv = reference.path().join("REFERENCE.csv");
+            std::fs::write(&csv, subset).unwrap();
+            let quiz_log =
+                std::fs::read_to_string(dir.path().join("result/logs/quiz.log")).unwrap();
+            assert!(
+                quiz_log.contains("answers match the submitted answers.txt"),
+                "{quiz_log}"
+            );
+            score_json(&[
+                "score",
+                "cinc2017",
+                "--reference",
+                csv.to_str().unwrap(),
+                "--answers",
+                outputs.join("answers.txt").to_str().unwrap(),
+                "--json",
+            ])
+        }
+        _ => {
+            assert_eq!(stage(&r, "train")["status"], "passed");
+            for id in &ids {
+                link(format!("{id}.txt"));
+            }
+            let s = score_json(&[
+                "score",
+                "physionet2022",
+                "--labels",
+                reference.path().to_str().unwrap(),
+                "--outputs",
+                outputs.to_str().unwrap(),
+                "--json",
+            ]);
+            assert_eq!(r["exam_score"]["report"]["outcome_cost"], s["outcome_cost"]);
+            s
+        }
+    };
     assert_eq!(r["score"], s["score"], "{r}\n{s}");
-    // The participant sees no exam record names.
     let shown = std::fs::read_to_string(dir.path().join("result/result.json")).unwrap();
     for id in &ids {
         assert!(!shown.contains(&format!("\"{id}\"")), "{id} leaked");
@@ -145,41 +189,38 @@ fn cpsc2021_example_entry_scores_as_the_scorer_says() {
 }
 
 #[test]
-fn cinc2017_example_entry_scores_as_the_scorer_says() {
-    let Some(data) = root_and_data("cinc2017_example_entry") else {
+fn example_entries_on_the_real_data() {
+    let Some(data) = root_and_data("example_entries_on_the_real_data") else {
         return;
     };
-    let data = data.join("cinc2017");
-    let (r, dir, o) = evaluate("cinc2017", &repo().join("entries/cinc2017"), &data, &[]);
-    assert!(o.status.success(), "{r}");
-    assert_eq!(r["verdict"], "scored");
-    let ids = exam_ids(dir.path());
-    let reference: String = std::fs::read_to_string(data.join("REFERENCE.csv"))
-        .unwrap()
-        .lines()
-        .filter(|l| ids.iter().any(|id| l.starts_with(&format!("{id},"))))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let refs = tempfile::tempdir().unwrap();
-    std::fs::write(refs.path().join("REFERENCE.csv"), reference).unwrap();
-    let s = score_json(&[
-        "score",
-        "cinc2017",
-        "--reference",
-        refs.path().join("REFERENCE.csv").to_str().unwrap(),
-        "--answers",
-        dir.path()
-            .join("result/private/exam-outputs/answers.txt")
-            .to_str()
-            .unwrap(),
-        "--json",
-    ]);
-    assert_eq!(r["score"], s["score"]);
-    let quiz_log = std::fs::read_to_string(dir.path().join("result/logs/quiz.log")).unwrap();
-    assert!(
-        quiz_log.contains("answers match the submitted answers.txt"),
-        "{quiz_log}"
-    );
+    for (challenge, sub) in [
+        ("cpsc2021", "cpsc2021"),
+        ("cinc2017", "cinc2017"),
+        ("physionet2022", "circor2022/training_data"),
+    ] {
+        example_scores_as_the_scorer_says(challenge, &data.join(sub));
+    }
+}
+
+#[test]
+fn example_entries_on_synth_data() {
+    if !testkit::root("example_entries_on_synth_data") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for challenge in ["cpsc2021", "cinc2017", "physionet2022"] {
+        let data = dir.path().join(challenge);
+        let o = physiojudge(&[
+            "synth",
+            challenge,
+            "--out",
+            data.to_str().unwrap(),
+            "--seed",
+            "7",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        example_scores_as_the_scorer_says(challenge, &data);
+    }
 }
 
 /// A per-record (cinc2017) entry made of shell scripts.
@@ -424,44 +465,4 @@ with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
             .contains("more than"),
         "{r}"
     );
-}
-
-#[test]
-fn physionet2022_example_entry_trains_and_scores_as_the_scorer_says() {
-    let Some(data) = root_and_data("physionet2022_example_entry") else {
-        return;
-    };
-    let data = data.join("circor2022/training_data");
-    let (r, dir, o) = evaluate(
-        "physionet2022",
-        &repo().join("entries/physionet2022"),
-        &data,
-        &[],
-    );
-    assert!(o.status.success(), "{r}");
-    assert_eq!(r["verdict"], "scored");
-    assert_eq!(stage(&r, "train")["status"], "passed");
-    let ids = exam_ids(dir.path());
-    let labels = tempfile::tempdir().unwrap();
-    for id in &ids {
-        std::os::unix::fs::symlink(
-            data.join(format!("{id}.txt")),
-            labels.path().join(format!("{id}.txt")),
-        )
-        .unwrap();
-    }
-    let s = score_json(&[
-        "score",
-        "physionet2022",
-        "--labels",
-        labels.path().to_str().unwrap(),
-        "--outputs",
-        dir.path()
-            .join("result/private/exam-outputs")
-            .to_str()
-            .unwrap(),
-        "--json",
-    ]);
-    assert_eq!(r["score"], s["score"]);
-    assert_eq!(r["exam_score"]["report"]["outcome_cost"], s["outcome_cost"]);
 }
