@@ -222,24 +222,18 @@ impl Challenge {
 
     /// The limits of the setup run (`setup.sh`).
     pub fn setup_limits(&self) -> sandbox::Limits {
-        let t = Duration::from_secs(self.limits.setup_time_s);
-        sandbox::Limits {
-            cpu_time: t,
-            wall_time: t,
-            memory_bytes: self.limits.memory_mb << 20,
-            pids: self.limits.pids,
-            ..sandbox::Limits::default()
-        }
+        self.single_run_limits(self.limits.setup_time_s)
     }
 
     /// The limits of the train run.
     pub fn train_limits(&self) -> sandbox::Limits {
-        let t = Duration::from_secs(
-            self.limits
-                .train_s
-                .unwrap_or(self.limits.stage_cap_s)
-                .min(self.limits.stage_cap_s),
-        );
+        let l = &self.limits;
+        self.single_run_limits(l.train_s.unwrap_or(l.stage_cap_s).min(l.stage_cap_s))
+    }
+
+    /// One run of `seconds` of CPU and wall time, with the challenge's memory and pids.
+    fn single_run_limits(&self, seconds: u64) -> sandbox::Limits {
+        let t = Duration::from_secs(seconds);
         sandbox::Limits {
             cpu_time: t,
             wall_time: t,

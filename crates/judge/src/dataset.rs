@@ -150,6 +150,22 @@ impl Dataset {
                     .and_then(|r| r.split_once('_'))
                     .map(|(s, _)| s.to_string())
                     .unwrap_or_else(|| id.clone()),
+                // CirCor: a child seen in two campaigns has two patient files, each naming
+                // the other in `#Additional ID`; both are one subject (else one could train
+                // and the other be examined, with the same labels).
+                Layout::Physionet2022 => {
+                    let txt = dir.join(&must);
+                    let text = std::fs::read_to_string(&txt).map_err(|e| io(&txt, e))?;
+                    let other = text
+                        .lines()
+                        .filter_map(|l| l.trim().strip_prefix("#Additional ID:"))
+                        .map(str::trim)
+                        .find(|v| !v.is_empty() && *v != "nan");
+                    match other {
+                        Some(o) if o < id.as_str() => o.to_string(),
+                        _ => id.clone(),
+                    }
+                }
                 _ => id.clone(),
             };
             items.push(Item { id, subject, files });

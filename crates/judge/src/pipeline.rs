@@ -32,6 +32,8 @@ use crate::{JudgeError, requirements};
 pub const LOG_CAP: usize = 1 << 20;
 /// The largest output file taken from an entry.
 pub const OUTPUT_CAP: u64 = 16 << 20;
+/// The most a per-record run may append to `answers.txt` (one line is expected).
+pub const ANSWER_CAP: u64 = 64 << 10;
 
 /// Our drivers of the train-run interface (the organisers replaced the team's too).
 const DRIVERS: [(&str, &str); 3] = [
@@ -285,7 +287,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
     };
     let for_participant = exam_score.as_ref().map(|s: &ScoreSummary| ScoreSummary {
         score: s.score,
-        report: without_items(&s.report),
+        report: exam_view(&s.report),
     });
     if let Some(s) = &exam_score {
         let p = ev.out.join("private/exam-score.json");
@@ -320,19 +322,34 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeErr
     std::fs::write(path, text).map_err(|e| io(path, e))
 }
 
-/// A scorer report without its per-item list and error list (they name hidden records).
-fn without_items(report: &serde_json::Value) -> serde_json::Value {
-    let mut r = report.clone();
-    if let Some(o) = r.as_object_mut() {
-        o.remove("items");
-        let n = o
-            .get("errors")
-            .and_then(|e| e.as_array())
-            .map_or(0, Vec::len);
-        o.insert("errors".into(), serde_json::json!(n));
-        o.remove("confusion");
+/// What a participant may see of an exam report: numbers only (the ranking numbers and
+/// aggregate metrics), `errors` and `warnings` as counts, the scorer's own `challenge` and
+/// `mode` names. Everything else is dropped — per-item lists, confusion matrices (label
+/// counts), and any text, which may quote what the entry wrote about hidden records.
+fn exam_view(report: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let numbers = |o: &serde_json::Map<String, Value>| -> serde_json::Map<String, Value> {
+        o.iter()
+            .filter(|(_, v)| v.is_number())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let mut out = serde_json::Map::new();
+    if let Some(o) = report.as_object() {
+        for (k, v) in o {
+            let kept = match (k.as_str(), v) {
+                ("errors" | "warnings", Value::Array(a)) => Some(serde_json::json!(a.len())),
+                ("challenge" | "mode", Value::String(_)) => Some(v.clone()),
+                (_, Value::Number(_)) => Some(v.clone()),
+                (_, Value::Object(inner)) => Some(Value::Object(numbers(inner))),
+                _ => None,
+            };
+            if let Some(v) = kept {
+                out.insert(k.clone(), v);
+            }
+        }
     }
-    r
+    Value::Object(out)
 }
 
 impl Run<'_, '_> {
@@ -471,8 +488,8 @@ impl Run<'_, '_> {
             self.submitted = read_capped(&self.entry.join("answers.txt"), OUTPUT_CAP)
                 .ok()
                 .flatten();
-            self.dry_run = self.entry.join("DRYRUN").exists();
         }
+        self.dry_run = self.entry.join("DRYRUN").exists();
         if !problems.is_empty() {
             for p in &problems {
                 log.line(p);
@@ -598,8 +615,11 @@ impl Run<'_, '_> {
                 ScorerId::Cpsc2021 => ".json",
                 _ => ".csv",
             };
-            let skipped =
-                collect(&out, &taken, OUTPUT_CAP, |n| n.ends_with(ext)).map_err(JudgeError::Io)?;
+            // Only the split's own output names: anything else the entry left is ignored.
+            let expected: std::collections::HashSet<String> =
+                items.iter().map(|i| format!("{}{ext}", i.id)).collect();
+            let skipped = collect(&out, &taken, OUTPUT_CAP, |n| expected.contains(n))
+                .map_err(JudgeError::Io)?;
             for s in skipped {
                 log.line(&format!("output {} not taken: {}", s.name, s.why));
             }
@@ -616,8 +636,14 @@ impl Run<'_, '_> {
             .iter()
             .find(|r| r.state != RecordState::Ok)
             .map(record_reason);
+        // The quiz stops at the first failure. The exam never does: a failed run leaves
+        // its records without output, scored as the default answer — only the judge's own
+        // failure or the stage cap ends it.
         let outcome = match (stopped, first_failure) {
-            (Some(reason), _) => Outcome::Failed { reason },
+            (Some(reason), _) if quiz => Outcome::Failed { reason },
+            (Some(reason @ (Reason::Internal { .. } | Reason::StageTimeLimit { .. })), _) => {
+                Outcome::Failed { reason }
+            }
             (None, Some(reason)) if quiz => Outcome::Failed { reason },
             _ => Outcome::Passed,
         };
@@ -716,8 +742,6 @@ impl Run<'_, '_> {
     ) -> Result<(Vec<RecordStatus>, Option<Reason>), JudgeError> {
         let quiz = stage == Stage::Quiz;
         let answers = self.entry.join("answers.txt");
-        // The entry's answers start empty: each record's run appends its line.
-        place(&answers, b"", self.uid)?;
         let mut all_answers = Vec::new();
         let mut records = Vec::with_capacity(items.len());
         let mut stopped = None;
@@ -756,10 +780,9 @@ impl Run<'_, '_> {
                 placed.push(to);
             }
             std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
-            let before = read_capped(&answers, OUTPUT_CAP)
-                .ok()
-                .flatten()
-                .unwrap_or_default();
+            // Each run appends to an empty answers.txt: what is there afterwards is this
+            // record's answer, whatever the entry did to the file before.
+            place(&answers, b"", self.uid)?;
             let r = self.sandbox(
                 &["/bin/bash", "next.sh", &item.id],
                 Vec::new(),
@@ -770,15 +793,13 @@ impl Run<'_, '_> {
             }
             log.run(&format!("next.sh {}", item.id), &r);
             self.progress.record();
-            let after = read_capped(&answers, OUTPUT_CAP);
-            let new: Vec<u8> = match &after {
-                Ok(Some(a)) if a.starts_with(&before) => a[before.len()..].to_vec(),
-                Ok(Some(a)) => a.clone(),
-                _ => Vec::new(),
+            let new = match read_capped(&answers, ANSWER_CAP) {
+                Ok(a) => a.unwrap_or_default(),
+                Err(why) => {
+                    log.line(&format!("answers.txt after {}: {why}; not taken", item.id));
+                    Vec::new()
+                }
             };
-            if let Err(why) = &after {
-                log.line(&format!("answers.txt after {}: {why}", item.id));
-            }
             all_answers.extend_from_slice(&new);
             if !all_answers.is_empty() && !all_answers.ends_with(b"\n") {
                 all_answers.push(b'\n');
@@ -788,9 +809,12 @@ impl Run<'_, '_> {
                 Verdict::Ok => RecordState::Ok,
                 Verdict::TimeLimit | Verdict::WallTimeLimit => RecordState::TimedOut,
                 Verdict::InternalError => {
-                    stopped = Some(Reason::Internal {
-                        message: format!("record {}: {}", item.id, message_of(res)),
-                    });
+                    let message = match quiz {
+                        true => format!("record {}: {}", item.id, message_of(res)),
+                        // The record's name stays in private/.
+                        false => "a run failed in the sandbox (details in the private log)".into(),
+                    };
+                    stopped = Some(Reason::Internal { message });
                     RecordState::Failed
                 }
                 _ => RecordState::Failed,
@@ -836,17 +860,11 @@ impl Run<'_, '_> {
                     reference.records.retain(|r| ids.contains(r.name.as_str()));
                     let rep = score::cpsc2021::score(&reference, taken, score::Mode::Strict)
                         .map_err(fail)?;
-                    let d = rep
-                        .items
-                        .iter()
-                        .filter(|i| i.defaulted)
-                        .map(|i| {
-                            (
-                                i.record.clone(),
-                                i.file.as_ref().and(problem(&rep.errors, &i.record)),
-                            )
-                        })
-                        .collect();
+                    let items = rep.items.iter();
+                    let d = unusable(
+                        items.map(|i| (&i.record, i.defaulted, i.file.is_some())),
+                        &rep.errors,
+                    );
                     (rep.score, json(&rep), d)
                 }
                 ScorerId::Cinc2017 => {
@@ -882,17 +900,11 @@ impl Run<'_, '_> {
                     reference.patients.retain(|p| ids.contains(p.id.as_str()));
                     let rep = score::physionet2022::score(&reference, taken, score::Mode::Strict)
                         .map_err(fail)?;
-                    let d = rep
-                        .items
-                        .iter()
-                        .filter(|i| i.defaulted)
-                        .map(|i| {
-                            (
-                                i.patient.clone(),
-                                i.file.as_ref().and(problem(&rep.errors, &i.patient)),
-                            )
-                        })
-                        .collect();
+                    let items = rep.items.iter();
+                    let d = unusable(
+                        items.map(|i| (&i.patient, i.defaulted, i.file.is_some())),
+                        &rep.errors,
+                    );
                     (rep.score, json(&rep), d)
                 }
                 ScorerId::Itr => return Ok(None),
@@ -912,6 +924,18 @@ impl Run<'_, '_> {
     }
 }
 
+/// The defaulted items of a scorer's report, from (id, defaulted, had an output file):
+/// each with why its output was unusable, or `None` when there was none.
+fn unusable<'a>(
+    items: impl Iterator<Item = (&'a String, bool, bool)>,
+    errors: &[score::PredictionError],
+) -> Vec<(String, Option<String>)> {
+    items
+        .filter(|(_, defaulted, _)| *defaulted)
+        .map(|(id, _, had_file)| (id.clone(), had_file.then(|| problem(errors, id)).flatten()))
+        .collect()
+}
+
 /// The error the scorer listed for an item: in its own output file, or naming it.
 fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
     errors
@@ -920,7 +944,9 @@ fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
             Path::new(&e.file)
                 .file_stem()
                 .is_some_and(|s| s.to_string_lossy() == id)
-                || e.reason.contains(id)
+                || e.reason
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|token| token == id)
         })
         .map(|e| e.to_string())
 }
@@ -1065,5 +1091,48 @@ fn rw(src: &Path, dst: &str) -> Bind {
         src: src.to_path_buf(),
         dst: PathBuf::from(dst),
         writable: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exam_view_keeps_numbers_and_counts_only() {
+        let report = serde_json::json!({
+            "challenge": "physionet2022",
+            "mode": "strict",
+            "score": 0.5,
+            "outcome_cost": 12000.0,
+            "murmur": {"auroc": 0.7, "confusion": [[1, 2], [3, 4]], "per_class": {"Present": 0.1}},
+            "items": [{"patient": "85031"}],
+            "errors": [{"file": "85031.csv", "reason": "x"}],
+            "warnings": ["85031.csv: label 'SECRET' is no class"],
+            "note": "entry text",
+        });
+        let v = exam_view(&report);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "challenge": "physionet2022",
+                "mode": "strict",
+                "score": 0.5,
+                "outcome_cost": 12000.0,
+                "murmur": {"auroc": 0.7},
+                "errors": 1,
+                "warnings": 1,
+            })
+        );
+    }
+
+    #[test]
+    fn an_error_names_a_record_only_as_a_whole_token() {
+        let e = [score::PredictionError::new(
+            "answers.txt",
+            "no answer for data_1_10: scored as ~",
+        )];
+        assert!(problem(&e, "data_1_1").is_none());
+        assert!(problem(&e, "data_1_10").is_some());
     }
 }

@@ -43,7 +43,19 @@ fn available(lock: &Lock) -> String {
 /// `name`, `name[extras]`, and version clauses `==`, `!=`, `>=`, `<=`, `>`, `<`, `~=`
 /// joined by commas; environment markers after `;` are ignored.
 pub fn check_pip(file: &str, text: &str) -> Vec<String> {
-    check_pip_with(&Lock::embedded(), file, text)
+    capped(check_pip_with(&Lock::embedded(), file, text))
+}
+
+/// At most this many problems are listed (a huge file must not make a huge result).
+const MAX_PROBLEMS: usize = 20;
+
+fn capped(mut problems: Vec<String>) -> Vec<String> {
+    if problems.len() > MAX_PROBLEMS {
+        let more = problems.len() - MAX_PROBLEMS;
+        problems.truncate(MAX_PROBLEMS);
+        problems.push(format!("… and {more} more"));
+    }
+    problems
 }
 
 fn check_pip_with(lock: &Lock, file: &str, text: &str) -> Vec<String> {
@@ -145,7 +157,7 @@ pub fn check_debian(file: &str, text: &str) -> Vec<String> {
             ));
         }
     }
-    problems
+    capped(problems)
 }
 
 #[cfg(test)]

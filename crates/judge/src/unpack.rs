@@ -81,6 +81,13 @@ impl Writer<'_> {
     }
 
     fn dir(&mut self, name: &str) -> Result<(), UnpackError> {
+        // Folders count too: millions of empty ones would exhaust the host's inodes.
+        self.files += 1;
+        if self.files > self.caps.files {
+            return Err(UnpackError::TooManyFiles {
+                cap: self.caps.files,
+            });
+        }
         if let Some(rel) = self.relative(name)? {
             std::fs::create_dir_all(self.dest.join(&rel))
                 .map_err(|e| UnpackError::Io(format!("{name}: {e}")))?;
@@ -225,9 +232,19 @@ fn copy_folder(root: &Path, rel: &Path, w: &mut Writer) -> Result<(), UnpackErro
             w.dir(&name)?;
             copy_folder(root, &child, w)?;
         } else if t.is_file() {
-            use std::os::unix::fs::PermissionsExt;
-            let exec = e.metadata().map_err(io)?.permissions().mode() & 0o111 != 0;
-            let f = File::open(root.join(&child)).map_err(io)?;
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            // Opened without following a link or blocking on a FIFO, and checked again
+            // once open: the folder may change between the listing and the open.
+            let f = File::options()
+                .read(true)
+                .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+                .open(root.join(&child))
+                .map_err(|_| UnpackError::Link { name: name.clone() })?;
+            let meta = f.metadata().map_err(io)?;
+            if !meta.is_file() {
+                return Err(UnpackError::Link { name });
+            }
+            let exec = meta.permissions().mode() & 0o111 != 0;
             w.file(&name, exec, f)?;
         } else {
             return Err(UnpackError::Link { name });

@@ -210,11 +210,8 @@ fn leaderboard(rows: &[Row], out: &mut dyn Write) -> Result<()> {
     for c in challenges {
         let mut these: Vec<&Row> = rows.iter().filter(|r| r.challenge == c).collect();
         // Higher exam score first; unscored entries last.
-        these.sort_by(|a, b| {
-            b.exam
-                .unwrap_or(f64::NEG_INFINITY)
-                .total_cmp(&a.exam.unwrap_or(f64::NEG_INFINITY))
-        });
+        let key = |r: &Row| r.exam.filter(|x| !x.is_nan()).unwrap_or(f64::NEG_INFINITY);
+        these.sort_by(|a, b| key(b).total_cmp(&key(a)));
         for (i, r) in these.iter().enumerate() {
             let verdict = match r.verdict {
                 EntryVerdict::Scored => "scored",
