@@ -783,11 +783,13 @@ impl Run<'_, '_> {
             // Each run appends to an empty answers.txt: what is there afterwards is this
             // record's answer, whatever the entry did to the file before.
             place(&answers, b"", self.uid)?;
-            let r = self.sandbox(
-                &["/bin/bash", "next.sh", &item.id],
-                Vec::new(),
-                self.c.run_limits(1),
-            );
+            // No run may outlast what is left of the stage cap.
+            let mut limits = self.c.run_limits(1);
+            let left =
+                Duration::from_secs(self.c.limits.stage_cap_s).saturating_sub(started.elapsed());
+            limits.wall_time = limits.wall_time.min(left.max(Duration::from_secs(1)));
+            limits.cpu_time = limits.cpu_time.min(limits.wall_time);
+            let r = self.sandbox(&["/bin/bash", "next.sh", &item.id], Vec::new(), limits);
             for p in placed {
                 let _ = std::fs::remove_file(p);
             }
