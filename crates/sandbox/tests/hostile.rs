@@ -149,7 +149,9 @@ fn filesystem_is_read_only_and_host_paths_are_invisible() {
 
 #[test]
 fn fork_bomb_is_contained() {
-    let Some(mut cfg) = sh("fork_bomb", "b() { b | b & }; b; sleep 3") else {
+    // `exec`: the shell itself must not need a fork once the bomb has taken every pid
+    // (a plain `sleep` then fails with "Cannot fork" and the shell exits 2).
+    let Some(mut cfg) = sh("fork_bomb", "b() { b | b & }; b; exec sleep 30") else {
         return;
     };
     cfg.limits.pids = 16;
