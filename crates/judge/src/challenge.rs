@@ -213,10 +213,7 @@ impl Challenge {
         };
         sandbox::Limits {
             cpu_time: Duration::from_secs((startup + l.record_cpu_s * n).min(cap)),
-            wall_time: Duration::from_secs((startup + l.record_wall_s * n).min(cap)),
-            memory_bytes: l.memory_mb << 20,
-            pids: l.pids,
-            ..sandbox::Limits::default()
+            ..self.single_run_limits((startup + l.record_wall_s * n).min(cap))
         }
     }
 

@@ -256,47 +256,54 @@ fn fnv1a(key: &str, s: &str) -> u64 {
     h
 }
 
-/// Copies `items` into `dest` (which must exist). With `rules`, withheld files are left
-/// out and label lines stripped — what an entry sees in quiz and exam; without, the
-/// items are copied whole (the training data of a train stage). Writes a `RECORDS` list
-/// for layouts that have one. Returns the bytes written.
+/// An item's files as an entry may see them: with `rules`, withheld files left out and
+/// label lines stripped (quiz and exam); without, whole (a train stage's data). Each is
+/// (file name, content).
+pub fn shown_files(
+    item: &Item,
+    rules: Option<&LabelRules>,
+) -> Result<Vec<(String, Vec<u8>)>, JudgeError> {
+    let mut shown = Vec::with_capacity(item.files.len());
+    for src in &item.files {
+        let Some(name) = src.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Some(r) = rules
+            && r.withhold.iter().any(|w| name.ends_with(w.as_str()))
+        {
+            continue;
+        }
+        let raw = std::fs::read(src).map_err(|e| io(src, e))?;
+        let strip = rules.and_then(|r| r.strip.iter().find(|s| name.ends_with(&s.suffix)));
+        let content = match strip {
+            Some(rule) => strip_lines(&raw, &rule.prefixes),
+            None => raw,
+        };
+        shown.push((name.to_string(), content));
+    }
+    Ok(shown)
+}
+
+/// Writes `items` as [`shown_files`] gives them into `dest` (which must exist), with a
+/// `RECORDS` list for layouts that have one.
 pub fn materialise(
     layout: Layout,
     items: &[Item],
     dest: &Path,
     rules: Option<&LabelRules>,
-) -> Result<u64, JudgeError> {
-    let mut bytes = 0u64;
+) -> Result<(), JudgeError> {
     for item in items {
-        for src in &item.files {
-            let Some(name) = src.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            if let Some(r) = rules
-                && r.withhold.iter().any(|w| name.ends_with(w.as_str()))
-            {
-                continue;
-            }
+        for (name, content) in shown_files(item, rules)? {
             let to = dest.join(name);
-            let strip = rules.and_then(|r| r.strip.iter().find(|s| name.ends_with(&s.suffix)));
-            match strip {
-                Some(rule) => {
-                    let raw = std::fs::read(src).map_err(|e| io(src, e))?;
-                    let kept = strip_lines(&raw, &rule.prefixes);
-                    std::fs::write(&to, &kept).map_err(|e| io(&to, e))?;
-                    bytes += kept.len() as u64;
-                }
-                None => bytes += std::fs::copy(src, &to).map_err(|e| io(src, e))?,
-            }
+            std::fs::write(&to, content).map_err(|e| io(&to, e))?;
         }
     }
     if matches!(layout, Layout::Cpsc2021 | Layout::Cinc2017) {
         let list: String = items.iter().map(|i| format!("{}\n", i.id)).collect();
         let to = dest.join("RECORDS");
         std::fs::write(&to, &list).map_err(|e| io(&to, e))?;
-        bytes += list.len() as u64;
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// Drops the lines that start (after blanks) with one of `prefixes`, keeping every other

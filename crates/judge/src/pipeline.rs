@@ -4,11 +4,11 @@
 //! `entry/` (the unpacked entry, given to the sandbox uid, mounted read-write at
 //! `/entry`, the working directory), `judge/` (our drivers, read-only at `/judge`),
 //! `<stage>/data` (what the entry may see of the split, read-only at `/data`),
-//! `<stage>/out` (read-write at `/out`), `<stage>/taken` (outputs copied out by the host,
-//! never mounted), `model/` (train-run: read-write at `/model` in train, read-only after).
+//! `<stage>/out` (read-write at `/out`), `model/` (train-run: read-write at `/model` in
+//! train, read-only after).
 //!
-//! In the result folder: `result.json`, `logs/<stage>.log`, `outputs/quiz/` (what was
-//! scored), and `private/` (exam log, per-record statuses, outputs and full score report:
+//! In the result folder: `result.json`, `logs/<stage>.log`, `outputs/quiz/` (the quiz
+//! outputs taken from the entry and scored; never mounted), and `private/` (exam log, per-record statuses, outputs and full score report:
 //! the organiser's, never shown to a participant).
 
 use std::io::Write;
@@ -19,7 +19,7 @@ use sandbox::init::Bind;
 use sandbox::{InitProgram, RunConfig, Verdict};
 
 use crate::challenge::{Challenge, Interface, ScorerId};
-use crate::dataset::{Dataset, Item, materialise};
+use crate::dataset::{Dataset, Item, materialise, shown_files};
 use crate::outputs::{collect, read_capped};
 use crate::result::{
     Counts, EntryVerdict, EvalResult, Outcome, Reason, RecordState, RecordStatus, ScoreSummary,
@@ -111,18 +111,13 @@ impl Log {
             r.peak_memory_bytes
                 .map_or("unknown".into(), |b| format!("{} KiB", b / 1024))
         ));
-        if !run.stdout.is_empty() {
-            self.line("-- stdout");
-            self.push(&run.stdout);
-            if !run.stdout.ends_with(b"\n") {
-                self.push(b"\n");
-            }
-        }
-        if !run.stderr.is_empty() {
-            self.line("-- stderr");
-            self.push(&run.stderr);
-            if !run.stderr.ends_with(b"\n") {
-                self.push(b"\n");
+        for (name, bytes) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            if !bytes.is_empty() {
+                self.line(&format!("-- {name}"));
+                self.push(bytes);
+                if !bytes.ends_with(b"\n") {
+                    self.push(b"\n");
+                }
             }
         }
     }
@@ -596,7 +591,13 @@ impl Run<'_, '_> {
         let dir = self.work.join(stage.as_str());
         let data = dir.join("data");
         let out = dir.join("out");
-        let taken = dir.join("taken");
+        // What is taken from the entry goes straight to where it is kept: quiz outputs
+        // for the participant, exam outputs for the organiser (they would reveal the
+        // hidden records' names).
+        let taken = match stage {
+            Stage::Exam => self.ev.out.join("private/exam-outputs"),
+            _ => self.ev.out.join(format!("outputs/{}", stage.as_str())),
+        };
         for d in [&data, &out, &taken] {
             mkdir(d)?;
         }
@@ -625,13 +626,6 @@ impl Run<'_, '_> {
             }
         }
         let scored = self.score(items, &taken, &mut records)?;
-        // Keep what was scored: quiz outputs for the participant, exam outputs for the
-        // organiser (they would reveal the hidden records' names).
-        let keep = match stage {
-            Stage::Exam => self.ev.out.join("private/exam-outputs"),
-            _ => self.ev.out.join(format!("outputs/{}", stage.as_str())),
-        };
-        copy_flat(&taken, &keep)?;
         let first_failure = records
             .iter()
             .find(|r| r.state != RecordState::Ok)
@@ -746,7 +740,6 @@ impl Run<'_, '_> {
         let mut records = Vec::with_capacity(items.len());
         let mut stopped = None;
         let started = Instant::now();
-        let staging = self.work.join(format!("{}/record", stage.as_str()));
         for item in items {
             if stopped.is_some() {
                 records.push(status(&item.id, RecordState::NotRun, None, None));
@@ -760,26 +753,12 @@ impl Run<'_, '_> {
                 continue;
             }
             // The record's unlabelled files, placed next to the entry's own.
-            mkdir(&staging)?;
-            materialise(
-                self.c.layout,
-                std::slice::from_ref(item),
-                &staging,
-                Some(&self.c.labels),
-            )?;
             let mut placed = Vec::new();
-            for e in std::fs::read_dir(&staging).map_err(|e| io(&staging, e))? {
-                let e = e.map_err(|e| io(&staging, e))?;
-                let name = e.file_name();
-                if name == "RECORDS" {
-                    continue;
-                }
-                let bytes = std::fs::read(e.path()).map_err(|er| io(&e.path(), er))?;
-                let to = self.entry.join(&name);
-                place(&to, &bytes, self.uid)?;
+            for (name, content) in shown_files(item, Some(&self.c.labels))? {
+                let to = self.entry.join(name);
+                place(&to, &content, self.uid)?;
                 placed.push(to);
             }
-            std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
             // Each run appends to an empty answers.txt: what is there afterwards is this
             // record's answer, whatever the entry did to the file before.
             place(&answers, b"", self.uid)?;
@@ -852,7 +831,6 @@ impl Run<'_, '_> {
     ) -> Result<Option<ScoreSummary>, JudgeError> {
         let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
         let fail = |e: score::ScoreError| JudgeError::Data(e.to_string());
-        let json = |r: &dyn erased::Report| r.json();
         // (record, why its output was unusable; None: there was none)
         let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
             match self.c.scorer {
@@ -867,7 +845,7 @@ impl Run<'_, '_> {
                         items.map(|i| (&i.record, i.defaulted, i.file.is_some())),
                         &rep.errors,
                     );
-                    (rep.score, json(&rep), d)
+                    (rep.score, to_json(&rep), d)
                 }
                 ScorerId::Cinc2017 => {
                     let path = self.ev.data.join("REFERENCE.csv");
@@ -894,7 +872,7 @@ impl Run<'_, '_> {
                             (i.record.clone(), why)
                         })
                         .collect();
-                    (rep.score, json(&rep), d)
+                    (rep.score, to_json(&rep), d)
                 }
                 ScorerId::Physionet2022 => {
                     let mut reference =
@@ -907,7 +885,7 @@ impl Run<'_, '_> {
                         items.map(|i| (&i.patient, i.defaulted, i.file.is_some())),
                         &rep.errors,
                     );
-                    (rep.score, json(&rep), d)
+                    (rep.score, to_json(&rep), d)
                 }
                 ScorerId::Itr => return Ok(None),
             };
@@ -953,16 +931,10 @@ fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
         .map(|e| e.to_string())
 }
 
-/// Scorer reports as JSON without naming each type.
-mod erased {
-    pub trait Report {
-        fn json(&self) -> serde_json::Value;
-    }
-    impl<T: serde::Serialize> Report for T {
-        fn json(&self) -> serde_json::Value {
-            serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
-        }
-    }
+/// A scorer report as JSON (the reports serialise without failing: plain data, and
+/// non-finite numbers become `null`).
+fn to_json(report: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(report).unwrap_or(serde_json::Value::Null)
 }
 
 fn record_reason(r: &RecordStatus) -> Reason {
@@ -1056,16 +1028,6 @@ fn compare_submitted(submitted: &[u8], produced: &Path, log: &mut Log) -> Option
         "{compared} answers match the submitted answers.txt"
     ));
     None
-}
-
-/// Copies the files of a host folder the judge wrote itself.
-fn copy_flat(from: &Path, to: &Path) -> Result<(), JudgeError> {
-    mkdir(to)?;
-    for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let e = e.map_err(|e| io(from, e))?;
-        std::fs::copy(e.path(), to.join(e.file_name())).map_err(|er| io(&e.path(), er))?;
-    }
-    Ok(())
 }
 
 fn non_empty(path: &Path) -> bool {

@@ -89,16 +89,6 @@ struct Row {
     failure: Option<String>,
 }
 
-fn fresh_out() -> Result<PathBuf> {
-    for n in 1..10_000 {
-        let p = PathBuf::from(format!("physiojudge-demo-{n}"));
-        if !p.exists() {
-            return Ok(p);
-        }
-    }
-    bail!("no free folder name physiojudge-demo-N here")
-}
-
 fn default_entries() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../entries")
 }
@@ -127,7 +117,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
     }
     let base = match &a.out {
         Some(p) => p.clone(),
-        None => fresh_out()?,
+        None => crate::output::fresh_folder("physiojudge-demo")?,
     };
     std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     let entries = a.entries.clone().unwrap_or_else(default_entries);

@@ -14,8 +14,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use judge::result::{EntryVerdict, Outcome, Stage, StageReport};
 use judge::{Challenge, EvalResult, Progress};
 
-use crate::sandbox_cmd::INIT_ARG;
-
 /// The seed of generated data, for `evaluate` without `--data` and for `demo`.
 pub const DEFAULT_SEED: u64 = 2026;
 
@@ -105,25 +103,6 @@ fn outcome_text(o: &Outcome) -> String {
     }
 }
 
-/// A fresh result folder name in the current folder.
-fn default_out(challenge: &str) -> Result<PathBuf> {
-    for n in 1..10_000 {
-        let p = PathBuf::from(format!("physiojudge-result-{challenge}-{n}"));
-        if !p.exists() {
-            return Ok(p);
-        }
-    }
-    bail!("no free result folder name physiojudge-result-{challenge}-N here")
-}
-
-/// How the binary starts the inside of a sandbox run.
-pub fn init_program() -> Result<sandbox::InitProgram> {
-    Ok(sandbox::InitProgram {
-        path: std::env::current_exe().context("finding this program")?,
-        args: vec![INIT_ARG.to_string()],
-    })
-}
-
 /// Runs one evaluation with progress on stderr.
 pub fn evaluate(
     challenge: &Challenge,
@@ -143,7 +122,7 @@ pub fn evaluate(
         data,
         out,
         runtime: &rt,
-        init: init_program()?,
+        init: crate::sandbox_cmd::init_program()?,
         slot,
     };
     let mut bars = Bars { bar: None, quiet };
@@ -164,7 +143,7 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
     }
     let dest = match &a.out {
         Some(p) => p.clone(),
-        None => default_out(&challenge.id)?,
+        None => crate::output::fresh_folder(&format!("physiojudge-result-{}", challenge.id))?,
     };
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Without --data, synthetic data lives as long as the evaluation.

@@ -32,6 +32,14 @@ pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `<prefix>-<n>` in the current folder for the smallest n not taken yet.
+pub fn fresh_folder(prefix: &str) -> anyhow::Result<std::path::PathBuf> {
+    (1..10_000)
+        .map(|n| std::path::PathBuf::from(format!("{prefix}-{n}")))
+        .find(|p| !p.exists())
+        .ok_or_else(|| anyhow::anyhow!("no free folder name {prefix}-N here"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,14 @@ use sandbox::{InitProgram, Limits, RunConfig, Verdict};
 /// The first argument that makes this binary the inside of a sandbox run.
 pub const INIT_ARG: &str = "__sandbox-init";
 
+/// How this binary starts the inside of a sandbox run (itself, with [`INIT_ARG`]).
+pub fn init_program() -> anyhow::Result<InitProgram> {
+    Ok(InitProgram {
+        path: std::env::current_exe().map_err(|e| anyhow::anyhow!("finding this program: {e}"))?,
+        args: vec![INIT_ARG.to_string()],
+    })
+}
+
 #[derive(Subcommand)]
 pub enum SandboxCommand {
     /// Run CMD ARGS… isolated (namespaces, read-only minimal root, unprivileged uid,
@@ -108,10 +116,7 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     if let Some(r) = &runtime {
         binds.push(r.bind());
     }
-    let init = InitProgram {
-        path: std::env::current_exe()?,
-        args: vec![INIT_ARG.to_string()],
-    };
+    let init = init_program()?;
     let mut cfg = RunConfig::new(a.command.clone(), init);
     cfg.cwd = a
         .cwd
