@@ -1,35 +1,40 @@
-//! The inside of a run. The runner executes this code once, as the single-threaded
-//! spawner ([`crate::spawner`]), which forks a helper per run.
+//! The inside of the sandbox: a slot's persistent world, and each run's program.
 //!
-//! Three processes per run:
-//! - the **helper**, a fork of the spawner, puts the run's descriptors in place, joins its
-//!   cgroups and the slot's network namespace, `unshare`s new mount, IPC, UTS and PID
-//!   namespaces, forks the init and waits for it;
-//! - the **init**, PID 1 of the new namespace, builds the minimal root (read-only binds,
-//!   fresh `/proc`, `/dev` with a few devices, size-capped `/tmp`), `pivot_root`s into it,
-//!   forks the program and reaps every orphan until the program ends. When the init
-//!   exits, the kernel kills whatever is left in the namespace;
-//! - the **program**, PID 2, sets its rlimits, drops to the slot's uid and gid with no
-//!   capabilities and `no_new_privs`, installs the seccomp filters and `exec`s.
+//! Every slot has a spawner ([`crate::spawner`]): a single-threaded process, executed
+//! once per runner and slot, that lives in the slot's network, mount, UTS and (for its
+//! children) PID namespaces. At its start it forks the slot's **init**, PID 1 of the
+//! slot's PID namespace, which builds the slot's minimal root (read-only binds of the
+//! system directories, a fresh `/proc`, `/dev` with a few devices, `/etc` stubs),
+//! `pivot_root`s the whole mount namespace into it and then only reaps orphans. Building
+//! that root, making the namespaces and tearing them down again is most of what starting
+//! a sandbox costs, and none of it depends on the run, so it is done once per slot.
 //!
-//! The init reports the program's ending (or why the sandbox could not be built) as one
-//! line on file descriptor 3: `exit N`, `signal N`, `setup MESSAGE` (the sandbox failed) or
-//! `exec MESSAGE` (the program could not be started), after an `instructions N` line when
-//! the program's instructions were counted.
+//! Each run is then one fork of the spawner, the **program** process, which joins the
+//! run's cgroups, makes its own mount and IPC namespaces (copies of the slot's root, so
+//! that nothing a run mounts, or leaves in System V IPC, reaches the next), attaches the
+//! run's binds and fresh `/tmp` and `/dev/shm` there, sets its rlimits, drops to the
+//! slot's uid and gid with no capabilities and `no_new_privs`, installs the seccomp
+//! filters and `exec`s. What it leaves running is killed with the run's cgroup before
+//! the slot's next run starts; orphans are reaped by the init.
+//!
+//! The spawner reports the program's ending (or why the sandbox could not be built) as
+//! one line on the run's status descriptor: `exit N`, `signal N`, `setup MESSAGE` (the
+//! sandbox failed) or `exec MESSAGE` (the program could not be started), after an
+//! `instructions N` line when the program's instructions were counted.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::CloneFlags;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::Signal;
-use nix::sys::wait::{WaitStatus, waitpid};
-use nix::unistd::{ForkResult, Gid, Uid, fork};
+use nix::unistd::{Gid, Uid};
+use seccompiler::BpfProgram;
 use serde::{Deserialize, Serialize};
 
-/// The status descriptor the init reports on.
+/// The status descriptor a program reports a failed start on.
 pub const STATUS_FD: i32 = 3;
 
 /// A bind mount into the sandbox.
@@ -40,20 +45,33 @@ pub struct Bind {
     pub writable: bool,
 }
 
-/// Set in the environment of the spawner (the runner starts it; nobody else should).
+/// Set in the environment of the spawner (the runner starts it; nobody else should),
+/// holding its [`SlotSpec`] as JSON.
 pub const SPAWNER_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPAWNER";
 
-/// Everything the inside needs, sent to the spawner as JSON with each run.
+/// A slot's world, fixed for the life of its spawner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InitSpec {
-    /// An empty host directory to build the new root in.
-    pub root: PathBuf,
+pub struct SlotSpec {
     /// Host paths shown read-only at the same place (system directories, symlinks kept).
     pub system: Vec<PathBuf>,
-    pub binds: Vec<Bind>,
-    pub tmp_bytes: u64,
+    /// The slot's uid and gid, which every program of the slot runs as.
     pub uid: u32,
     pub gid: u32,
+}
+
+/// Where a bind goes; its source travels as a detached mount tree ([`crate::tree`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mountpoint {
+    pub dst: PathBuf,
+    /// The source is a file, not a directory.
+    pub file: bool,
+}
+
+/// Everything a run needs besides its descriptors, sent to the spawner as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub binds: Vec<Mountpoint>,
+    pub tmp_bytes: u64,
     pub cpu_seconds: u64,
     pub file_size_bytes: u64,
     pub open_files: u64,
@@ -64,8 +82,20 @@ pub struct InitSpec {
     pub count_instructions: bool,
 }
 
+/// A run's descriptors, as the program process receives them.
+pub(crate) struct RunFds {
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+    pub status: OwnedFd,
+    /// `cgroup.procs` of each of the run's cgroups, open for writing.
+    pub cgroups: Vec<OwnedFd>,
+    /// One detached tree per [`RunSpec::binds`] entry, in order.
+    pub trees: Vec<OwnedFd>,
+}
+
 fn report(line: &str) {
-    // SAFETY: descriptor 3 is the status pipe the runner set up for this process tree;
+    // SAFETY: descriptor 3 is the status pipe the spawner put there for this process;
     // nothing else in this process opens or closes it.
     #[allow(unsafe_code)]
     let fd = unsafe { BorrowedFd::borrow_raw(STATUS_FD) };
@@ -74,29 +104,81 @@ fn report(line: &str) {
     let _ = nix::unistd::write(fd, line.as_bytes());
 }
 
-/// The entry point of the program the runner executes (once): the spawner, which forks
-/// the helper of every run ([`crate::spawner`]). Never returns.
+/// The entry point of the program the runner executes (once per slot): the spawner
+/// ([`crate::spawner`]). Never returns.
 pub fn main() -> ! {
     crate::spawner::serve()
 }
 
-/// The helper of one run, in a fresh fork of the spawner: puts the run's descriptors in
-/// place, joins its cgroups and namespaces, forks the init and waits for it.
-pub(crate) fn helper(
-    spawner_socket: RawFd,
-    spawner: nix::unistd::Pid,
-    request: &crate::spawner::Request,
-    fds: [OwnedFd; 5],
-) -> ! {
-    let spec = &request.spec;
-    // SAFETY: restoring the default disposition (the spawner ignores SIGCHLD so that
-    // the kernel reaps its helpers; this process must wait for its init).
-    #[allow(unsafe_code)]
-    unsafe {
-        let _ = nix::sys::signal::signal(Signal::SIGCHLD, nix::sys::signal::SigHandler::SigDfl);
+/// Exits if the spawner died before this process's `PR_SET_PDEATHSIG` took effect:
+/// `alive` is the read end of a pipe whose write end only the spawner holds (the caller
+/// has closed its own copy), so end of file on it means the spawner is gone.
+fn die_with_spawner(alive: &OwnedFd) {
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    let mut poll = [nix::poll::PollFd::new(
+        alive.as_fd(),
+        nix::poll::PollFlags::POLLIN,
+    )];
+    if !matches!(
+        nix::poll::poll(&mut poll, nix::poll::PollTimeout::ZERO),
+        Ok(0)
+    ) {
+        std::process::exit(125);
     }
-    let _ = nix::unistd::close(spawner_socket);
-    let [stdin, stdout, stderr, status, netns] = fds;
+}
+
+/// The slot's init, PID 1 of its PID namespace (a fork of the spawner, sharing its mount
+/// namespace): builds the slot's root and moves the namespace into it, says so on
+/// `ready` (`ok`, or what failed), then reaps orphans for the life of the slot.
+pub(crate) fn slot_init(slot: &SlotSpec, alive: OwnedFd, ready: OwnedFd) -> ! {
+    die_with_spawner(&alive);
+    drop(alive);
+    let answer = match build_root(slot) {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e,
+    };
+    let _ = nix::unistd::write(&ready, answer.as_bytes());
+    drop(ready);
+    // Orphans of every run are re-parented here. SIGCHLD is blocked and waited for: a
+    // PID 1 drops signals it has no handler for, but blocked ones stay pending.
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let _ = chld.thread_block();
+    loop {
+        let _ = chld.wait();
+        while let Ok(status) = nix::sys::wait::waitpid(
+            None,
+            Some(nix::sys::wait::WaitPidFlag::WNOHANG | nix::sys::wait::WaitPidFlag::__WALL),
+        ) {
+            if status == nix::sys::wait::WaitStatus::StillAlive {
+                break;
+            }
+        }
+    }
+}
+
+/// The program of one run, in a fresh fork of the spawner (in the slot's PID namespace):
+/// sets up what is the run's own, then `exec`s. Never returns.
+pub(crate) fn program(
+    slot: &SlotSpec,
+    spec: &RunSpec,
+    fds: RunFds,
+    alive: (OwnedFd, OwnedFd),
+    go: Option<OwnedFd>,
+    filters: &[BpfProgram],
+) -> ! {
+    let (alive, spawner_end) = alive;
+    drop(spawner_end);
+    die_with_spawner(&alive);
+    drop(alive);
+    let RunFds {
+        stdin,
+        stdout,
+        stderr,
+        status,
+        cgroups,
+        trees,
+    } = fds;
     for (fd, target) in [
         (&stdin, 0),
         (&stdout, 1),
@@ -104,7 +186,7 @@ pub(crate) fn helper(
         (&status, STATUS_FD),
     ] {
         // SAFETY: dup2 onto the standard descriptors and the status descriptor, which
-        // this process owns (the spawner's own were 0–3; the received ones are above).
+        // this process owns (the received ones are above them: see `spawner::serve`).
         #[allow(unsafe_code)]
         if unsafe { nix::libc::dup2(fd.as_raw_fd(), target) } != target {
             let e = std::io::Error::last_os_error();
@@ -118,135 +200,89 @@ pub(crate) fn helper(
         std::process::exit(125);
     };
     // Join the run's cgroups first, so that everything started later is in them.
-    for procs in &request.cgroup_procs {
-        if let Err(e) = std::fs::write(procs, "0") {
-            fail(format!("joining the cgroup {}: {e}", procs.display()));
+    for procs in &cgroups {
+        if let Err(e) = nix::unistd::write(procs, b"0") {
+            fail(format!("joining the run's cgroup: {e}"));
         }
     }
-    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
-        fail(format!("PR_SET_PDEATHSIG: {e}"));
-    }
-    // The spawner may have died between the fork and the prctl, too early for the signal.
-    if nix::unistd::getppid() != spawner {
-        std::process::exit(125);
-    }
+    drop(cgroups);
     // A new session: no controlling terminal, so no TIOCSTI keystroke injection.
     if let Err(e) = nix::unistd::setsid() {
         fail(format!("setsid: {e}"));
     }
-    if let Err(e) = nix::sched::setns(&netns, CloneFlags::CLONE_NEWNET) {
-        fail(format!("joining the slot's network namespace: {e}"));
-    }
-    drop(netns);
-    let flags = CloneFlags::CLONE_NEWNS
-        | CloneFlags::CLONE_NEWIPC
-        | CloneFlags::CLONE_NEWUTS
-        | CloneFlags::CLONE_NEWPID;
-    if let Err(e) = nix::sched::unshare(flags) {
+    if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC) {
         fail(format!("unshare: {e}"));
     }
-    // The init cannot check its parent with getppid (0 across the PID namespace); it
-    // checks that the helper still holds this pipe's write end instead.
-    let alive = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-        Ok(p) => p,
-        Err(e) => fail(format!("pipe: {e}")),
-    };
-    // SAFETY: single-threaded process (a fork of the single-threaded spawner).
-    #[allow(unsafe_code)]
-    match unsafe { fork() } {
-        Ok(ForkResult::Child) => {
-            let (r, w) = alive;
-            drop(w);
-            init(spec, r)
-        }
-        Ok(ForkResult::Parent { child }) => {
-            drop(alive.0);
-            let _keep = alive.1;
-            let _ = nix::unistd::close(STATUS_FD);
-            loop {
-                match waitpid(child, None) {
-                    Err(nix::errno::Errno::EINTR) => continue,
-                    _ => std::process::exit(0),
-                }
-            }
-        }
-        Err(e) => fail(format!("fork: {e}")),
+    if let Err(e) = run_mounts(spec, &trees) {
+        fail(e);
     }
+    drop(trees);
+    if let Some(go) = go {
+        // Returns when the spawner has opened the instruction counter and closed its end.
+        let _ = nix::unistd::read(&go, &mut [0u8]);
+    }
+    let e = match start(slot, spec, filters) {
+        Err(e) => e,
+        Ok(never) => match never {},
+    };
+    report(&format!("exec {e}"));
+    std::process::exit(127);
 }
 
-fn init(spec: &InitSpec, helper_alive: OwnedFd) -> ! {
-    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
-    // End of file on the pipe: the helper died before the prctl could take effect.
-    let mut poll = [nix::poll::PollFd::new(
-        helper_alive.as_fd(),
-        nix::poll::PollFlags::POLLIN,
-    )];
-    match nix::poll::poll(&mut poll, nix::poll::PollTimeout::ZERO) {
-        Ok(0) => drop(helper_alive),
-        _ => std::process::exit(125),
+/// The run's own mounts, in its own copy of the slot's mount namespace: its binds, and
+/// a fresh `/tmp` and `/dev/shm`.
+fn run_mounts(spec: &RunSpec, trees: &[OwnedFd]) -> Result<(), String> {
+    if trees.len() != spec.binds.len() {
+        return Err(format!(
+            "{} bind sources for {} binds",
+            trees.len(),
+            spec.binds.len()
+        ));
     }
-    if let Err(e) = build_root(spec) {
-        report(&format!("setup {e}"));
-        std::process::exit(125);
+    // Mount points missing from the slot's root are made once (the root is read-only
+    // only through this mount, so it is made writable here, in this namespace alone).
+    let missing: Vec<&Mountpoint> = spec
+        .binds
+        .iter()
+        .filter(|b| std::fs::symlink_metadata(&b.dst).is_err())
+        .collect();
+    if !missing.is_empty() {
+        remount_root(MsFlags::empty())?;
+        for b in missing {
+            make_mountpoint(&b.dst, b.file)?;
+        }
+        remount_root(MsFlags::MS_RDONLY)?;
     }
-    // The program waits until its instruction counter is open (it must be before the
-    // exec); without a counter there is nothing to wait for.
-    let go = match spec.count_instructions {
-        true => match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                report(&format!("setup pipe: {e}"));
-                std::process::exit(125);
-            }
-        },
-        false => None,
-    };
-    // SAFETY: single-threaded process (see `main`).
-    #[allow(unsafe_code)]
-    let program = match unsafe { fork() } {
-        Ok(ForkResult::Child) => {
-            if let Some((r, w)) = go {
-                drop(w);
-                // Returns when the init closes its end.
-                let _ = nix::unistd::read(&r, &mut [0u8]);
-            }
-            program(spec)
-        }
-        Ok(ForkResult::Parent { child }) => child,
-        Err(e) => {
-            report(&format!("setup fork: {e}"));
-            std::process::exit(125);
-        }
-    };
-    let counter = go.and_then(|(_r, w)| {
-        let counter = crate::instructions::count_from_exec(program.as_raw());
-        drop(w); // lets the program go on
-        counter
-    });
-    let report_count = || {
-        if let Some(n) = counter.as_ref().and_then(crate::instructions::read) {
-            report(&format!("instructions {n}"));
-        }
-    };
-    loop {
-        match waitpid(None, None) {
-            Ok(WaitStatus::Exited(pid, code)) if pid == program => {
-                report_count();
-                report(&format!("exit {code}"));
-                std::process::exit(0);
-            }
-            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == program => {
-                report_count();
-                report(&format!("signal {}", sig as i32));
-                std::process::exit(0);
-            }
-            Err(nix::errno::Errno::ECHILD) => {
-                report("setup the program vanished");
-                std::process::exit(125);
-            }
-            _ => continue,
-        }
+    for (b, tree) in spec.binds.iter().zip(trees) {
+        crate::tree::attach(tree.as_fd(), &b.dst)?;
     }
+    let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
+    let tmp_options = format!("size={},mode=1777", spec.tmp_bytes.max(4096));
+    mount_fs(Path::new("/tmp"), "tmpfs", nosuid | nodev, &tmp_options)?;
+    // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
+    mount_fs(
+        Path::new("/dev/shm"),
+        "tmpfs",
+        nosuid | nodev | noexec,
+        "size=64m,mode=1777",
+    )
+}
+
+fn remount_root(extra: MsFlags) -> Result<(), String> {
+    let flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    mount(None::<&str>, "/", None::<&str>, flags | extra, None::<&str>)
+        .map_err(step("remount", Path::new("/")))
+}
+
+/// An empty directory (or file, for a file bind) to mount on, and its parents.
+fn make_mountpoint(dst: &Path, file: bool) -> Result<(), String> {
+    if !file {
+        return std::fs::create_dir_all(dst).map_err(io_step("mkdir", dst));
+    }
+    if let Some(parent) = dst.parent() {
+        std::fs::create_dir_all(parent).map_err(io_step("mkdir", parent))?;
+    }
+    std::fs::write(dst, b"").map_err(io_step("create", dst))
 }
 
 /// A failed step of building the root: what was being done, to which path, and errno.
@@ -265,15 +301,9 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
     root.join(dst.strip_prefix("/").unwrap_or(dst))
 }
 
-/// Which mount flags a bind keeps.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
-    ReadOnly,
-    Writable,
-}
-
-fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), String> {
-    let target = under(root, dst);
+/// A read-only bind of the host's `src` at the same place under `root`.
+fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
+    let target = under(root, src);
     let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
     if meta.file_type().is_symlink() {
         // Merged-/usr systems have /bin -> usr/bin: keep the link, not a second mount.
@@ -283,14 +313,7 @@ fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), Strin
         }
         return std::os::unix::fs::symlink(&link, &target).map_err(io_step("symlink", &target));
     }
-    if meta.is_dir() {
-        std::fs::create_dir_all(&target).map_err(io_step("mkdir", &target))?;
-    } else {
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io_step("mkdir", parent))?;
-        }
-        std::fs::write(&target, b"").map_err(io_step("create", &target))?;
-    }
+    make_mountpoint(&target, !meta.is_dir())?;
     mount(
         Some(src),
         &target,
@@ -299,11 +322,11 @@ fn bind(root: &Path, src: &Path, dst: &Path, access: Access) -> Result<(), Strin
         None::<&str>,
     )
     .map_err(step("bind", src))?;
-    let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID;
-    match access {
-        Access::ReadOnly => flags |= MsFlags::MS_RDONLY | MsFlags::MS_NODEV,
-        Access::Writable => flags |= MsFlags::MS_NODEV,
-    }
+    let flags = MsFlags::MS_REMOUNT
+        | MsFlags::MS_BIND
+        | MsFlags::MS_NOSUID
+        | MsFlags::MS_RDONLY
+        | MsFlags::MS_NODEV;
     mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
         .map_err(step("remount", &target))
 }
@@ -315,8 +338,9 @@ fn mount_fs(dir: &Path, kind: &str, flags: MsFlags, options: &str) -> Result<(),
         .map_err(step(&format!("mount {kind} on"), dir))
 }
 
-fn build_root(spec: &InitSpec) -> Result<(), String> {
-    let root = &spec.root;
+/// Builds the slot's root and moves the mount namespace (which only the slot's
+/// processes share) into it.
+fn build_root(slot: &SlotSpec) -> Result<(), String> {
     // Nothing we mount may propagate back to the host.
     mount(
         None::<&str>,
@@ -326,24 +350,20 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(step("make private", Path::new("/")))?;
+    // The new root covers the host's /tmp in this namespace alone: it needs no directory
+    // of its own on the host, so nothing is left there however the slot ends.
+    let root = Path::new("/tmp");
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(root, "tmpfs", nosuid | nodev, "size=16m,mode=0755")?;
-    for dir in &spec.system {
+    for dir in &slot.system {
         if std::fs::symlink_metadata(dir).is_ok() {
-            bind(root, dir, dir, Access::ReadOnly)?;
+            bind_system(root, dir)?;
         }
     }
-    for b in &spec.binds {
-        let access = if b.writable {
-            Access::Writable
-        } else {
-            Access::ReadOnly
-        };
-        bind(root, &b.src, &b.dst, access)?;
-    }
-    let tmp_options = format!("size={},mode=1777", spec.tmp_bytes.max(4096));
-    mount_fs(&root.join("tmp"), "tmpfs", nosuid | nodev, &tmp_options)?;
-    // The program sees only its own processes, not the init that runs as root.
+    // Each run mounts its own /tmp here.
+    let tmp = root.join("tmp");
+    std::fs::create_dir(&tmp).map_err(io_step("mkdir", &tmp))?;
+    // The programs see only their own processes, not the init that runs as root.
     mount_fs(
         &root.join("proc"),
         "proc",
@@ -351,7 +371,7 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
         "hidepid=invisible",
     )?;
     build_dev(root)?;
-    build_etc(root, spec)?;
+    build_etc(root, slot)?;
 
     let old = root.join(".oldroot");
     std::fs::create_dir_all(&old).map_err(io_step("mkdir", &old))?;
@@ -359,14 +379,9 @@ fn build_root(spec: &InitSpec) -> Result<(), String> {
     nix::unistd::chdir("/").map_err(step("chdir", Path::new("/")))?;
     umount2("/.oldroot", MntFlags::MNT_DETACH).map_err(step("detach", Path::new("/.oldroot")))?;
     std::fs::remove_dir("/.oldroot").map_err(io_step("rmdir", Path::new("/.oldroot")))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        None::<&str>,
-    )
-    .map_err(step("remount read-only", Path::new("/")))?;
+    // Read-only through this mount (not the file system: a run makes missing mount
+    // points in its own namespace's writable copy of it).
+    remount_root(MsFlags::MS_RDONLY)?;
     nix::unistd::sethostname("sandbox").map_err(step("sethostname", Path::new("sandbox")))?;
     Ok(())
 }
@@ -414,12 +429,12 @@ fn build_dev(root: &Path) -> Result<(), String> {
         let path = dev.join(link);
         std::os::unix::fs::symlink(target, &path).map_err(io_step("symlink", &path))?;
     }
-    // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
-    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    mount_fs(&dev.join("shm"), "tmpfs", flags, "size=64m,mode=1777")
+    // Each run mounts its own /dev/shm here.
+    let shm = dev.join("shm");
+    std::fs::create_dir(&shm).map_err(io_step("mkdir", &shm))
 }
 
-fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {
+fn build_etc(root: &Path, spec: &SlotSpec) -> Result<(), String> {
     let etc = root.join("etc");
     std::fs::create_dir_all(&etc).map_err(io_step("mkdir", &etc))?;
     let files = [
@@ -461,7 +476,7 @@ fn build_etc(root: &Path, spec: &InitSpec) -> Result<(), String> {
 
 /// `argv[0]` as a path: itself when it has a slash, else the first executable file of
 /// that name on the PATH the program gets.
-fn resolve(spec: &InitSpec) -> Result<PathBuf, String> {
+fn resolve(spec: &RunSpec) -> Result<PathBuf, String> {
     let name = spec.argv.first().ok_or("no command")?;
     if name.contains('/') {
         return Ok(PathBuf::from(name));
@@ -483,16 +498,11 @@ fn resolve(spec: &InitSpec) -> Result<PathBuf, String> {
     Err(format!("{name}: command not found in PATH {path}"))
 }
 
-fn program(spec: &InitSpec) -> ! {
-    let e = match start(spec) {
-        Err(e) => e,
-        Ok(never) => match never {},
-    };
-    report(&format!("exec {e}"));
-    std::process::exit(127);
-}
-
-fn start(spec: &InitSpec) -> Result<std::convert::Infallible, String> {
+fn start(
+    slot: &SlotSpec,
+    spec: &RunSpec,
+    filters: &[BpfProgram],
+) -> Result<std::convert::Infallible, String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
     // The CPU limit is enforced by the runner from the cgroup; RLIMIT_CPU is the
@@ -512,7 +522,6 @@ fn start(spec: &InitSpec) -> Result<std::convert::Infallible, String> {
         .map(|(k, v)| c(&format!("{k}={v}")))
         .collect::<Result<_, _>>()?;
     let exe_c = c(&exe.to_string_lossy())?;
-    let filters = crate::seccomp::filters().map_err(|e| format!("seccomp: {e}"))?;
 
     // Capabilities: empty the bounding set while still root, then drop to the slot's ids
     // (which clears the permitted and effective sets).
@@ -524,7 +533,7 @@ fn start(spec: &InitSpec) -> Result<std::convert::Infallible, String> {
             break;
         }
     }
-    let (uid, gid) = (Uid::from_raw(spec.uid), Gid::from_raw(spec.gid));
+    let (uid, gid) = (Uid::from_raw(slot.uid), Gid::from_raw(slot.gid));
     nix::unistd::setgroups(&[gid]).map_err(err("setgroups"))?;
     nix::unistd::setresgid(gid, gid, gid).map_err(err("setresgid"))?;
     nix::unistd::setresuid(uid, uid, uid).map_err(err("setresuid"))?;
@@ -539,7 +548,7 @@ fn start(spec: &InitSpec) -> Result<std::convert::Infallible, String> {
         nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
     )
     .map_err(err("fcntl"))?;
-    for f in &filters {
+    for f in filters {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
     nix::unistd::execve(&exe_c, &argv, &env).map_err(|e| format!("{}: {e}", exe.display()))

@@ -20,6 +20,7 @@ pub mod result;
 pub mod run;
 mod seccomp;
 mod spawner;
+mod tree;
 
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};

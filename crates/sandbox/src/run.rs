@@ -3,7 +3,7 @@
 //! happened into a [`RunResult`].
 
 use std::io::Read;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use nix::libc;
 
 use crate::cgroup::{CgroupLimits, Layout};
-use crate::init::{Bind, InitSpec};
+use crate::init::{Bind, Mountpoint, RunSpec, SlotSpec};
 use crate::{Limits, RunResult, Verdict};
 
 /// The first uid (and gid) of the sandbox slots: slot `n` runs as `BASE_ID + n`, so runs
@@ -155,6 +155,22 @@ pub fn run(cfg: &RunConfig) -> Run {
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
+    let slot = SlotSpec {
+        system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
+        uid: BASE_ID + cfg.slot,
+        gid: BASE_ID + cfg.slot,
+    };
+    crate::spawner::with_slot(&cfg.init, cfg.slot, &slot, |spawner| {
+        run_in_slot(cfg, start, spawner)
+    })
+}
+
+/// One run, holding its slot from the start until its last process is gone.
+fn run_in_slot(
+    cfg: &RunConfig,
+    start: Instant,
+    spawner: &mut crate::spawner::Slot,
+) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
     let name = format!(
         "slot{}-{}-{}",
@@ -167,9 +183,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     // on every run (a runner that dies takes only its own runs with it).
     static SWEEP: std::sync::Once = std::sync::Once::new();
     SWEEP.call_once(|| {
-        let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
-        layout.sweep(alive);
-        RootDir::sweep(alive);
+        layout.sweep(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
     });
     let cgroup = layout
         .create(
@@ -180,37 +194,53 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
             },
         )
         .map_err(|e| format!("cgroup: {e}"))?;
-    let root = RootDir::new(&name)?;
-    for b in cfg.binds.iter().filter(|b| b.writable) {
-        nix::unistd::chown(
-            &b.src,
-            Some(nix::unistd::Uid::from_raw(id)),
-            Some(nix::unistd::Gid::from_raw(id)),
-        )
-        .map_err(|e| format!("giving {} to the sandbox uid: {e}", b.src.display()))?;
+    let cgroup_procs = cgroup
+        .dirs()
+        .iter()
+        .map(|d| {
+            let procs = d.join("cgroup.procs");
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&procs)
+                .map(OwnedFd::from)
+                .map_err(|e| format!("cgroup: {}: {e}", procs.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut mountpoints = Vec::with_capacity(cfg.binds.len());
+    let mut trees = Vec::with_capacity(cfg.binds.len());
+    for b in &cfg.binds {
+        if !b.dst.is_absolute() {
+            return Err(format!("bind target {} is not absolute", b.dst.display()));
+        }
+        let meta = std::fs::metadata(&b.src)
+            .map_err(|e| format!("cannot bind {}: {e}", b.src.display()))?;
+        if b.writable {
+            nix::unistd::chown(
+                &b.src,
+                Some(nix::unistd::Uid::from_raw(id)),
+                Some(nix::unistd::Gid::from_raw(id)),
+            )
+            .map_err(|e| format!("giving {} to the sandbox uid: {e}", b.src.display()))?;
+        }
+        trees.push(crate::tree::clone(&b.src, b.writable)?);
+        mountpoints.push(Mountpoint {
+            dst: b.dst.clone(),
+            file: !meta.is_dir(),
+        });
     }
-    let spec = InitSpec {
-        root: root.0.clone(),
-        system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
-        binds: cfg.binds.clone(),
-        tmp_bytes: cfg.limits.tmp_bytes,
-        uid: id,
-        gid: id,
-        cpu_seconds: cfg.limits.cpu_time.as_secs_f64().ceil() as u64,
-        file_size_bytes: cfg.limits.file_size_bytes,
-        open_files: cfg.limits.open_files,
-        env: cfg.env.clone(),
-        cwd: cfg.cwd.clone(),
-        argv: cfg.argv.clone(),
-        count_instructions: crate::instructions::available(),
-    };
     let request = crate::spawner::Request {
-        spec,
-        cgroup_procs: cgroup
-            .dirs()
-            .iter()
-            .map(|d| d.join("cgroup.procs"))
-            .collect(),
+        spec: RunSpec {
+            binds: mountpoints,
+            tmp_bytes: cfg.limits.tmp_bytes,
+            cpu_seconds: cfg.limits.cpu_time.as_secs_f64().ceil() as u64,
+            file_size_bytes: cfg.limits.file_size_bytes,
+            open_files: cfg.limits.open_files,
+            env: cfg.env.clone(),
+            cwd: cfg.cwd.clone(),
+            argv: cfg.argv.clone(),
+            count_instructions: crate::instructions::available(),
+        },
+        cgroups: cgroup_procs.len(),
     };
     let pipe =
         || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
@@ -223,20 +253,19 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         .unwrap_or(std::path::Path::new("/dev/null"));
     let stdin = std::fs::File::open(stdin_path)
         .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
-    let netns = crate::netns::for_slot(cfg.slot)?;
-    crate::spawner::spawn(
-        &cfg.init,
+    spawner.spawn(
         &request,
         &crate::spawner::Fds {
             stdin: stdin.as_fd(),
             stdout: stdout_w.as_fd(),
             stderr: stderr_w.as_fd(),
             status: status_w.as_fd(),
-            netns,
+            cgroups: &cgroup_procs,
+            trees: &trees,
         },
     )?;
     // Only the run holds the write ends now, so their closing is the run's end.
-    drop((stdin, status_w, stdout_w, stderr_w));
+    drop((stdin, status_w, stdout_w, stderr_w, cgroup_procs, trees));
     let over = Arc::new(AtomicBool::new(false));
     let cap = cfg.limits.output_bytes;
     let (o_over, e_over) = (over.clone(), over.clone());
@@ -281,7 +310,7 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
         .map_err(|_| "the waiting thread panicked")?
         .map_err(|e| format!("status pipe: {e}"))?;
 
-    // Whatever is left (it should be nothing: the init's exit ends the namespace).
+    // Whatever the program left running.
     cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
     let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
     let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
@@ -294,7 +323,6 @@ fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
     cgroup.remove().map_err(|e| format!("cgroup: {e}"))?;
-    drop(root);
 
     let (instructions, line) = match report.split_once('\n') {
         Some((first, rest)) if first.starts_with("instructions ") => {
@@ -419,38 +447,4 @@ fn classify(
         ),
     };
     (verdict, Some(message))
-}
-
-/// The empty host directory the inside builds its root in; removed afterwards.
-struct RootDir(PathBuf);
-
-impl RootDir {
-    fn new(name: &str) -> Result<RootDir, String> {
-        let path = std::env::temp_dir().join(format!("physiojudge-root-{name}"));
-        std::fs::create_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(RootDir(path))
-    }
-}
-
-impl RootDir {
-    /// Removes the (empty) root directories of runners that no longer exist.
-    fn sweep(alive: impl Fn(u32) -> bool) {
-        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(run) = name.strip_prefix("physiojudge-root-")
-                && crate::cgroup::owner(run).is_some_and(|pid| !alive(pid))
-            {
-                let _ = std::fs::remove_dir(e.path());
-            }
-        }
-    }
-}
-
-impl Drop for RootDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
 }

@@ -1,22 +1,26 @@
-//! The spawner: a small single-threaded process, executed once per runner (per init
-//! program), that forks the helper of every run.
+//! The spawner: a small single-threaded process per slot, executed once per runner and
+//! slot, that holds the slot's namespaces and forks the program of each of its runs.
+//!
+//! At its start it joins the slot's network namespace, makes new mount, UTS and PID
+//! namespaces and forks the slot's init ([`crate::init::slot_init`]), which builds the
+//! slot's root; from then on the spawner itself lives in that root. A run is one fork
+//! ([`crate::init::program`]) and a wait: the spawner reports how the program ended on
+//! the run's status pipe and closes it, which tells the runner the run is over.
 //!
 //! The runner is multi-threaded, so between a fork of the runner and the next `exec`
-//! nothing but raw system calls may run — which is why each run used to `exec` a fresh
-//! helper, at 1–1.5 ms a run on these machines. The spawner has one thread, so its fork
-//! child may run ordinary code: it joins the run's cgroups and namespaces and becomes the
-//! helper directly, without an `exec`.
+//! nothing but raw system calls may run. The spawner has one thread, so its fork child
+//! may run ordinary code.
 //!
 //! Protocol, over a `SOCK_SEQPACKET` socket pair: the runner sends one message per run,
-//! the [`Request`] as JSON with five descriptors attached (stdin, stdout, stderr, status
-//! pipe, the slot's network namespace); the spawner answers `ok PID` or `err MESSAGE`.
-//! The helper reports the run's end on the status pipe as before; its closing (the init
-//! has exited) tells the runner the run is over. Helpers are reaped by the kernel
-//! (`SIGCHLD` ignored in the spawner).
+//! the [`Request`] as JSON with descriptors attached (stdin, stdout, stderr, status pipe,
+//! then one `cgroup.procs` per cgroup, then one detached mount tree per bind); the
+//! spawner answers `ok PID` or `err MESSAGE`. Runs of a slot go one at a time: the runner
+//! holds the slot for the whole run ([`with_slot`]).
 //!
 //! Lifetimes: the spawner dies with the runner thread that started it (`PDEATHSIG`; that
-//! thread lives as long as the spawner, waiting for it), each helper with the spawner,
-//! each init with its helper — so a runner killed with SIGKILL takes every run with it.
+//! thread lives as long as the spawner, waiting for it), the slot's init and each program
+//! with the spawner, and everything in the slot's PID namespace with its init — so a
+//! runner killed with SIGKILL takes every run with it.
 
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
@@ -27,30 +31,41 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use nix::libc;
+use nix::sched::CloneFlags;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType, recvmsg,
     sendmsg, socketpair,
 };
+use nix::sys::wait::{WaitStatus, waitpid};
 use serde::{Deserialize, Serialize};
 
-use crate::init::{InitSpec, SPAWNER_ENV};
+use crate::init::{RunFds, RunSpec, SPAWNER_ENV, SlotSpec};
 use crate::run::InitProgram;
 
 /// The descriptor the spawner finds its socket on.
 const SOCKET_FD: RawFd = 3;
+/// The descriptor the spawner finds the slot's network namespace on.
+const NETNS_FD: RawFd = 4;
 /// The largest request (the spec holds argv and environment; far below this in practice).
 const MAX_REQUEST: usize = 128 << 10;
-/// Descriptors sent with a request, in this order.
-const N_FDS: usize = 5;
-/// How long the runner waits for the spawner's answer (a fork: normally well under 1 ms).
+/// The most binds one run may have.
+pub const MAX_BINDS: usize = 64;
+/// The most cgroup directories one run may join (v1 has five).
+const MAX_CGROUPS: usize = 8;
+/// The descriptors every request carries first: stdin, stdout, stderr, status.
+const N_FIXED: usize = 4;
+/// The most descriptors one request may carry.
+const MAX_FDS: usize = N_FIXED + MAX_CGROUPS + MAX_BINDS;
+/// How long the runner waits for the spawner's answer (a fork: normally well under 1 ms;
+/// the first request of a slot also waits for its root to be built).
 const REPLY_TIMEOUT_S: i64 = 30;
 
 /// One run to start.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Request {
-    pub spec: InitSpec,
-    /// The `cgroup.procs` file of each of the run's cgroup directories.
-    pub cgroup_procs: Vec<PathBuf>,
+    pub spec: RunSpec,
+    /// How many `cgroup.procs` descriptors follow the fixed ones.
+    pub cgroups: usize,
 }
 
 /// The descriptors a run is started with.
@@ -59,7 +74,10 @@ pub struct Fds<'a> {
     pub stdout: BorrowedFd<'a>,
     pub stderr: BorrowedFd<'a>,
     pub status: BorrowedFd<'a>,
-    pub netns: BorrowedFd<'a>,
+    /// `cgroup.procs` of each of the run's cgroups, open for writing.
+    pub cgroups: &'a [OwnedFd],
+    /// One detached mount tree per bind, in the order of the spec's binds.
+    pub trees: &'a [OwnedFd],
 }
 
 /// The runner's end of a spawner.
@@ -72,7 +90,7 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl Spawner {
-    fn start(init: &InitProgram) -> Result<Spawner, String> {
+    fn start(init: &InitProgram, slot: &SlotSpec, netns: BorrowedFd) -> Result<Spawner, String> {
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -80,14 +98,18 @@ impl Spawner {
             SockFlag::SOCK_CLOEXEC,
         )
         .map_err(|e| io_err("socketpair", e))?;
+        let slot_json = serde_json::to_string(slot).map_err(|e| io_err("slot", e))?;
         let mut cmd = Command::new(&init.path);
         cmd.args(&init.args)
             .env_clear()
-            .env(SPAWNER_ENV, "1")
+            .env(SPAWNER_ENV, slot_json)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        let theirs_raw = theirs.as_raw_fd();
+        let moves = [
+            (theirs.as_raw_fd(), SOCKET_FD),
+            (netns.as_raw_fd(), NETNS_FD),
+        ];
         // SAFETY: only system calls between fork and exec (no allocation, no locks).
         #[allow(unsafe_code)]
         unsafe {
@@ -95,17 +117,20 @@ impl Spawner {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                // dup2 onto itself would keep close-on-exec; clear the flag then.
-                let ok = if theirs_raw == SOCKET_FD {
-                    libc::fcntl(SOCKET_FD, libc::F_SETFD, 0) == 0
-                } else {
-                    libc::dup2(theirs_raw, SOCKET_FD) == SOCKET_FD
-                };
-                if ok {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
+                // Moved up out of the way first, so that neither lands on the other.
+                let mut up = [0; 2];
+                for (i, (from, _)) in moves.iter().enumerate() {
+                    up[i] = libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 10);
+                    if up[i] < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
+                for (i, (_, to)) in moves.iter().enumerate() {
+                    if libc::dup2(up[i], *to) != *to {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
             });
         }
         // The spawner dies with the thread that started it (PDEATHSIG), so start it from
@@ -141,13 +166,14 @@ impl Spawner {
     /// `Err(Ok(why))`: the spawner refused the run (it stays usable);
     /// `Err(Err(why))`: the spawner cannot be reached (replace it).
     fn spawn(&self, request: &[u8], fds: &Fds) -> Result<u32, Result<String, String>> {
-        let raw = [
+        let mut raw = vec![
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
             fds.stderr.as_raw_fd(),
             fds.status.as_raw_fd(),
-            fds.netns.as_raw_fd(),
         ];
+        raw.extend(fds.cgroups.iter().map(AsRawFd::as_raw_fd));
+        raw.extend(fds.trees.iter().map(AsRawFd::as_raw_fd));
         let _sent = loop {
             match sendmsg::<()>(
                 self.sock.as_raw_fd(),
@@ -181,55 +207,88 @@ impl Spawner {
     }
 }
 
-/// Starts a run's helper through the spawner of `init` (started on first use, restarted
-/// once if it has died). Returns the helper's PID.
-pub fn spawn(init: &InitProgram, request: &Request, fds: &Fds) -> Result<u32, String> {
-    type Spawners = Mutex<HashMap<(PathBuf, Vec<String>), Arc<Mutex<Option<Spawner>>>>>;
-    static SPAWNERS: OnceLock<Spawners> = OnceLock::new();
-    let json = serde_json::to_vec(request).map_err(|e| io_err("request", e))?;
-    if json.len() > MAX_REQUEST {
-        return Err(format!(
-            "the run's description is too large ({} bytes; at most {MAX_REQUEST})",
-            json.len()
-        ));
+/// A slot's spawner, held by one run at a time.
+pub struct Slot<'a> {
+    init: &'a InitProgram,
+    spec: &'a SlotSpec,
+    slot: u32,
+    spawner: &'a mut Option<Spawner>,
+}
+
+impl Slot<'_> {
+    /// Starts a run's program (the spawner is started on first use, and restarted once
+    /// if it has died). Returns the program's PID.
+    pub fn spawn(&mut self, request: &Request, fds: &Fds) -> Result<u32, String> {
+        let json = serde_json::to_vec(request).map_err(|e| io_err("request", e))?;
+        if json.len() > MAX_REQUEST {
+            return Err(format!(
+                "the run's description is too large ({} bytes; at most {MAX_REQUEST})",
+                json.len()
+            ));
+        }
+        if fds.cgroups.len() > MAX_CGROUPS || fds.trees.len() > MAX_BINDS {
+            return Err(format!("too many binds (at most {MAX_BINDS})"));
+        }
+        let mut last = String::new();
+        for _ in 0..2 {
+            if self.spawner.is_none() {
+                let netns = crate::netns::for_slot(self.slot)?;
+                *self.spawner = Some(Spawner::start(self.init, self.spec, netns)?);
+            }
+            match self.spawner.as_ref().map(|s| s.spawn(&json, fds)) {
+                Some(Ok(pid)) => return Ok(pid),
+                // A live spawner that refused says why, and stays.
+                Some(Err(Ok(refused))) => return Err(refused),
+                // One that cannot be reached is replaced, once.
+                Some(Err(Err(e))) => {
+                    last = e;
+                    *self.spawner = None;
+                }
+                None => unreachable!("started above"),
+            }
+        }
+        Err(last)
     }
-    let slot = SPAWNERS
+}
+
+/// Runs `f` with slot `slot`'s spawner for `init`, which no other run uses meanwhile:
+/// a slot's runs go one at a time, each from its start until its last process is gone.
+pub fn with_slot<R>(
+    init: &InitProgram,
+    slot: u32,
+    spec: &SlotSpec,
+    f: impl FnOnce(&mut Slot) -> R,
+) -> R {
+    type Key = (PathBuf, Vec<String>, u32);
+    type Spawners = Mutex<HashMap<Key, Arc<Mutex<Option<Spawner>>>>>;
+    static SPAWNERS: OnceLock<Spawners> = OnceLock::new();
+    let entry = SPAWNERS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .entry((init.path.clone(), init.args.clone()))
+        .entry((init.path.clone(), init.args.clone(), slot))
         .or_default()
         .clone();
-    // Requests to one spawner go one at a time (each takes a fork, well under a ms).
-    let mut spawner = slot.lock().unwrap_or_else(|p| p.into_inner());
-    let mut last = String::new();
-    for _ in 0..2 {
-        if spawner.is_none() {
-            *spawner = Some(Spawner::start(init)?);
-        }
-        match spawner.as_ref().map(|s| s.spawn(&json, fds)) {
-            Some(Ok(pid)) => return Ok(pid),
-            // A live spawner that refused says why, and stays: dropping it would kill
-            // every run it is serving (their helpers die with it).
-            Some(Err(Ok(refused))) => return Err(refused),
-            // One that cannot be reached is replaced, once.
-            Some(Err(Err(e))) => {
-                last = e;
-                *spawner = None;
-            }
-            None => unreachable!("started above"),
-        }
-    }
-    Err(last)
+    let mut spawner = entry.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut Slot {
+        init,
+        spec,
+        slot,
+        spawner: &mut spawner,
+    })
 }
 
-/// The spawner's side: serve requests on [`SOCKET_FD`] until the runner goes away.
+/// The spawner's side: set up the slot, then serve requests on [`SOCKET_FD`] until the
+/// runner goes away.
 pub fn serve() -> ! {
     // SAFETY: descriptor 3 is the socket the runner set up for this process.
     #[allow(unsafe_code)]
     let sock = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
+    // SAFETY: descriptor 4 is the slot's network namespace, likewise.
+    #[allow(unsafe_code)]
+    let netns = unsafe { OwnedFd::from_raw_fd(NETNS_FD) };
     // If the runner had closed any of 0–2, received descriptors would take those numbers
-    // and a helper's dup2 onto 0–3 could overwrite one before it is moved: fill them.
+    // and a program's dup2 onto 0–3 could overwrite one before it is moved: fill them.
     for fd in 0..3 {
         // SAFETY: F_GETFD only reads the descriptor table.
         #[allow(unsafe_code)]
@@ -244,15 +303,10 @@ pub fn serve() -> ! {
             .map(std::mem::forget::<OwnedFd>);
         }
     }
-    // Helpers are reaped by the kernel; each restores the default for its own children.
-    // SAFETY: no handler is installed; SIG_IGN is async-signal-safe by nature.
-    #[allow(unsafe_code)]
-    unsafe {
-        let _ = nix::sys::signal::signal(
-            nix::sys::signal::Signal::SIGCHLD,
-            nix::sys::signal::SigHandler::SigIgn,
-        );
-    }
+    let slot = match setup(netns) {
+        Ok(slot) => Ok(slot),
+        Err(e) => Err(format!("the sandbox could not be set up: {e}")),
+    };
     let mut buf = vec![0u8; MAX_REQUEST + 1];
     loop {
         let (n, fds) = match receive(&sock, &mut buf) {
@@ -260,27 +314,94 @@ pub fn serve() -> ! {
             // The runner has gone (or the socket broke): nothing more to do.
             Ok(None) | Err(_) => std::process::exit(0),
         };
-        // A cut message (longer than the buffer) is refused, not read in part.
-        let reply = match start_helper(&sock, buf.get(..n).unwrap_or(&[]), n, fds) {
-            Ok(pid) => format!("ok {pid}"),
+        let run = match &slot {
+            Ok(slot) => start_program(&sock, slot, buf.get(..n).unwrap_or(&[]), n, fds),
+            Err(e) => Err(e.clone()),
+        };
+        let reply = match &run {
+            Ok(started) => format!("ok {}", started.pid),
             Err(e) => format!("err {e}"),
         };
         let _ = nix::sys::socket::send(sock.as_raw_fd(), reply.as_bytes(), MsgFlags::MSG_NOSIGNAL);
+        if let Ok(started) = run {
+            started.wait_and_report();
+        }
+    }
+}
+
+/// The slot, once set up: its description, the liveness pipe its processes watch, and
+/// the seccomp filters (compiled once, installed by each program).
+struct Ready {
+    spec: SlotSpec,
+    alive: (OwnedFd, OwnedFd),
+    filters: [seccompiler::BpfProgram; 2],
+}
+
+/// Joins the slot's network namespace, makes the others and has the slot's init build
+/// the root, which this process then lives in too.
+fn setup(netns: OwnedFd) -> Result<Ready, String> {
+    let spec: SlotSpec = std::env::var(SPAWNER_ENV)
+        .map_err(|e| e.to_string())
+        .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
+        .map_err(|e| format!("the slot's description: {e}"))?;
+    let filters = crate::seccomp::filters().map_err(|e| format!("seccomp: {e}"))?;
+    // The pivot into the slot's root moves the working directory of every process whose
+    // directory is the old root: this one's must be, or it would keep the host's tree.
+    nix::unistd::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
+    nix::sched::setns(&netns, CloneFlags::CLONE_NEWNET)
+        .map_err(|e| format!("joining the slot's network namespace: {e}"))?;
+    drop(netns);
+    let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS | CloneFlags::CLONE_NEWPID;
+    nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+    let pipe =
+        || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
+    // The slot's processes check that the spawner lives by this pipe: only the spawner
+    // keeps its write end.
+    let alive = pipe()?;
+    let (ready_r, ready_w) = pipe()?;
+    // SAFETY: this process has one thread, so the child may run any code.
+    #[allow(unsafe_code)]
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            let _ = nix::unistd::close(SOCKET_FD);
+            let (r, w) = alive;
+            drop((w, ready_r));
+            crate::init::slot_init(&spec, r, ready_w)
+        }
+        Ok(nix::unistd::ForkResult::Parent { .. }) => {}
+        Err(e) => return Err(format!("fork: {e}")),
+    }
+    drop(ready_w);
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut std::fs::File::from(ready_r), &mut answer)
+        .map_err(|e| format!("the slot's init: {e}"))?;
+    match answer.as_str() {
+        "ok" => Ok(Ready {
+            spec,
+            alive,
+            filters,
+        }),
+        "" => Err("the slot's init died".into()),
+        why => Err(why.to_string()),
     }
 }
 
 type Received = (usize, Vec<OwnedFd>);
 
 fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
-    let mut space = nix::cmsg_space!([RawFd; N_FDS]);
+    let mut space = nix::cmsg_space!([RawFd; MAX_FDS]);
     let mut iov = [IoSliceMut::new(buf)];
-    let msg = recvmsg::<()>(
-        sock.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    )
-    .map_err(|e| e.to_string())?;
+    let msg = loop {
+        match recvmsg::<()>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            r => break r.map_err(|e| e.to_string())?,
+        }
+    };
     let mut fds = Vec::new();
     for c in msg.cmsgs().map_err(|e| e.to_string())? {
         if let ControlMessageOwned::ScmRights(raw) = c {
@@ -293,34 +414,107 @@ fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
     if n == 0 && fds.is_empty() {
         return Ok(None);
     }
-    if msg.flags.contains(MsgFlags::MSG_TRUNC) || n > MAX_REQUEST {
+    let cut = msg.flags.contains(MsgFlags::MSG_TRUNC) || msg.flags.contains(MsgFlags::MSG_CTRUNC);
+    if cut || n > MAX_REQUEST {
         return Ok(Some((usize::MAX, fds)));
     }
     Ok(Some((n, fds)))
 }
 
-fn start_helper(
+/// A program started: what the spawner needs to see it through.
+struct Started {
+    pid: nix::unistd::Pid,
+    status: OwnedFd,
+    counter: Option<OwnedFd>,
+}
+
+impl Started {
+    /// Waits for the program and reports its ending on the run's status pipe, whose
+    /// closing then tells the runner the run is over.
+    fn wait_and_report(self) {
+        let line = loop {
+            match waitpid(self.pid, None) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(WaitStatus::Exited(_, code)) => break format!("exit {code}\n"),
+                Ok(WaitStatus::Signaled(_, sig, _)) => break format!("signal {}\n", sig as i32),
+                Ok(_) => continue,
+                Err(e) => break format!("setup waiting for the program: {e}\n"),
+            }
+        };
+        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
+            let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
+        }
+        let _ = nix::unistd::write(&self.status, line.as_bytes());
+    }
+}
+
+fn start_program(
     sock: &OwnedFd,
+    slot: &Ready,
     bytes: &[u8],
     len: usize,
     fds: Vec<OwnedFd>,
-) -> Result<i32, String> {
+) -> Result<Started, String> {
     if len > MAX_REQUEST {
         return Err("request too large".into());
     }
-    let fds: [OwnedFd; N_FDS] = fds
-        .try_into()
-        .map_err(|v: Vec<OwnedFd>| format!("{} descriptors instead of {N_FDS}", v.len()))?;
     let request: Request =
         serde_json::from_slice(bytes).map_err(|e| format!("unreadable request: {e}"))?;
-    let spawner = nix::unistd::getpid();
+    let expected = N_FIXED + request.cgroups + request.spec.binds.len();
+    if fds.len() != expected {
+        return Err(format!("{} descriptors instead of {expected}", fds.len()));
+    }
+    let mut fds = fds.into_iter();
+    let mut next = || fds.next().ok_or("descriptors missing");
+    let (stdin, stdout, stderr, status) = (next()?, next()?, next()?, next()?);
+    let cgroups = (0..request.cgroups)
+        .map(|_| next())
+        .collect::<Result<_, _>>()?;
+    let trees = (0..request.spec.binds.len())
+        .map(|_| next())
+        .collect::<Result<_, _>>()?;
+    let go = match request.spec.count_instructions {
+        true => Some(
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?,
+        ),
+        false => None,
+    };
+    let alive = (
+        slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?,
+        slot.alive.1.try_clone().map_err(|e| format!("dup: {e}"))?,
+    );
     // SAFETY: this process has one thread, so the child may run any code.
     #[allow(unsafe_code)]
-    match unsafe { nix::unistd::fork() } {
+    let pid = match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
-            crate::init::helper(sock.as_raw_fd(), spawner, &request, fds)
+            let _ = nix::unistd::close(sock.as_raw_fd());
+            let go = go.map(|(r, w)| {
+                drop(w);
+                r
+            });
+            let fds = RunFds {
+                stdin,
+                stdout,
+                stderr,
+                status,
+                cgroups,
+                trees,
+            };
+            crate::init::program(&slot.spec, &request.spec, fds, alive, go, &slot.filters)
         }
-        Ok(nix::unistd::ForkResult::Parent { child }) => Ok(child.as_raw()),
-        Err(e) => Err(format!("fork: {e}")),
-    }
+        Ok(nix::unistd::ForkResult::Parent { child }) => child,
+        Err(e) => return Err(format!("fork: {e}")),
+    };
+    // Only the program may hold the run's descriptors now: its output ends when it does.
+    drop((stdin, stdout, stderr, cgroups, trees, alive));
+    let counter = go.and_then(|(_r, w)| {
+        let counter = crate::instructions::count_from_exec(pid.as_raw());
+        drop(w); // lets the program go on
+        counter
+    });
+    Ok(Started {
+        pid,
+        status,
+        counter,
+    })
 }

@@ -315,3 +315,42 @@ fn concurrent_runs_in_separate_slots_do_not_see_each_other() {
         assert!(visible <= 4, "{out}");
     }
 }
+
+/// A slot's namespaces and root outlive its runs (that is what makes a run cheap), so
+/// each run must find nothing of the one before: not its `/tmp` or `/dev/shm` files, its
+/// System V IPC objects, its binds, or its processes (a daemon it left and which would
+/// otherwise read the next entry's inputs).
+#[test]
+fn a_slot_keeps_nothing_between_runs() {
+    let Some(mut first) = sh(
+        "slot_keeps_nothing",
+        "echo secret > /tmp/left; echo secret > /dev/shm/left; ipcmk -M 4096 >/dev/null; \
+         (setsid sleep 3600 &); cat /labels/answer; ipcs -m | grep -c '^0x'",
+    ) else {
+        return;
+    };
+    let labels = tempfile::tempdir().unwrap();
+    std::fs::write(labels.path().join("answer"), "42\n").unwrap();
+    first.slot = 5;
+    first.binds.push(sandbox::init::Bind {
+        src: labels.path().into(),
+        dst: "/labels".into(),
+        writable: false,
+    });
+    let r = run(&first);
+    expect(&r, Verdict::Ok, "first run");
+    assert_eq!(r.stdout, b"42\n1\n", "the first run had its bind and IPC");
+
+    let mut second = sh(
+        "slot_keeps_nothing",
+        "ls -A /tmp /dev/shm /labels; ipcs -m | grep -c '^0x'; \
+         ls /proc | grep -cE '^[0-9]+$'; true",
+    )
+    .unwrap();
+    second.slot = 5;
+    let r = run(&second);
+    expect(&r, Verdict::Ok, "second run");
+    let out = String::from_utf8_lossy(&r.stdout);
+    // Empty listings, no shared memory segment, and only the shell, ls and grep.
+    assert_eq!(out, "/dev/shm:\n\n/labels:\n\n/tmp:\n0\n3\n", "{out}");
+}
