@@ -5,11 +5,13 @@
 //! Layouts ([`Layout::detect`]):
 //! - **v2**: a cgroup2 mount with the memory, pids and cpu controllers (at the cgroup
 //!   root, or at `unified/` on a hybrid host that gives them to v2).
-//! - **v1**: the memory, pids and cpuacct controllers each on their own v1 mount. On a
-//!   hybrid host whose cgroup2 mount has no controllers (this project's machines:
-//!   specs/platforms.md §3.3), the run is also put in a controller-less v2 cgroup, only for
-//!   its `cgroup.kill`; without one, the freezer stops the processes before they are
-//!   killed, so none can fork away.
+//! - **v1**: the memory and pids controllers each on their own v1 mount. On a hybrid host
+//!   whose cgroup2 mount has no controllers (this project's machines:
+//!   specs/platforms.md §3.3), the run is also put in a controller-less v2 cgroup, whose
+//!   `cpu.stat` counts its CPU time and whose `cgroup.kill` ends it. Without one, the
+//!   cpuacct controller counts, and the freezer stops the processes before they are
+//!   killed, so none can fork away. (Each hierarchy a run joins costs a move of the
+//!   process at its start and a directory to make and remove.)
 //!
 //! Every cgroup lives under a `physiojudge` parent in each hierarchy. Everything here
 //! works on a path given by the caller, so the file-level logic is tested on a simulated
@@ -29,7 +31,7 @@ pub const PARENT: &str = "physiojudge";
 pub enum CgroupError {
     #[error(
         "no usable cgroup layout under {0}: need cgroup v2 with the memory, pids and cpu \
-         controllers, or v1 memory, pids and cpuacct mounts"
+         controllers, or v1 memory and pids mounts with cpuacct or a cgroup2 mount"
     )]
     NoLayout(PathBuf),
     #[error("{path}: {source}")]
@@ -97,10 +99,20 @@ pub enum Layout {
     V1 {
         memory: PathBuf,
         pids: PathBuf,
+        /// What counts CPU time and kills the processes at the end.
+        control: V1Control,
+    },
+}
+
+/// How a v1 layout counts CPU time and kills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum V1Control {
+    /// A controller-less cgroup2 mount (hybrid hosts): `cpu.stat` and `cgroup.kill`.
+    Unified(PathBuf),
+    /// The cpuacct controller, and the freezer where there is one.
+    Cpuacct {
         cpuacct: PathBuf,
         freezer: Option<PathBuf>,
-        /// A controller-less cgroup2 mount (hybrid hosts), used for `cgroup.kill`.
-        unified: Option<PathBuf>,
     },
 }
 
@@ -136,23 +148,30 @@ impl Layout {
         }
         let (memory, pids, cpuacct) =
             (base.join("memory"), base.join("pids"), base.join("cpuacct"));
-        if memory.join("memory.limit_in_bytes").is_file()
+        if !memory.join("memory.limit_in_bytes").is_file()
             // The root of the pids hierarchy has no pids.* files.
-            && pids.join("cgroup.procs").is_file()
-            && cpuacct.join("cpuacct.usage").is_file()
+            || !pids.join("cgroup.procs").is_file()
         {
+            return Err(CgroupError::NoLayout(base.to_path_buf()));
+        }
+        let unified = base.join("unified");
+        // The root of a cgroup2 hierarchy has no cgroup.kill, its children do.
+        let control = if unified.join("cgroup.procs").is_file()
+            && unified.join("cpu.stat").is_file()
+        {
+            V1Control::Unified(unified)
+        } else if cpuacct.join("cpuacct.usage").is_file() {
             let freezer = Some(base.join("freezer"))
                 .filter(|f| f.join("freezer.state").exists() || f.join("cgroup.procs").is_file());
-            let unified = Some(base.join("unified")).filter(|u| u.join("cgroup.procs").is_file());
-            return Ok(Layout::V1 {
-                memory,
-                pids,
-                cpuacct,
-                freezer,
-                unified,
-            });
-        }
-        Err(CgroupError::NoLayout(base.to_path_buf()))
+            V1Control::Cpuacct { cpuacct, freezer }
+        } else {
+            return Err(CgroupError::NoLayout(base.to_path_buf()));
+        };
+        Ok(Layout::V1 {
+            memory,
+            pids,
+            control,
+        })
     }
 
     /// Every directory (one per hierarchy).
@@ -162,20 +181,18 @@ impl Layout {
             Layout::V1 {
                 memory,
                 pids,
-                cpuacct,
-                freezer,
-                unified,
-            } => [
-                Some(memory),
-                Some(pids),
-                Some(cpuacct),
-                freezer.as_ref(),
-                unified.as_ref(),
-            ]
-            .into_iter()
-            .flatten()
-            .map(PathBuf::as_path)
-            .collect(),
+                control,
+            } => {
+                let mut all = vec![memory.as_path(), pids.as_path()];
+                match control {
+                    V1Control::Unified(u) => all.push(u),
+                    V1Control::Cpuacct { cpuacct, freezer } => {
+                        all.push(cpuacct);
+                        all.extend(freezer.as_deref());
+                    }
+                }
+                all
+            }
         }
     }
 
@@ -186,15 +203,17 @@ impl Layout {
             Layout::V1 {
                 memory,
                 pids,
-                cpuacct,
-                freezer,
-                unified,
+                control,
             } => Layout::V1 {
                 memory: f(memory)?,
                 pids: f(pids)?,
-                cpuacct: f(cpuacct)?,
-                freezer: freezer.as_deref().map(&mut f).transpose()?,
-                unified: unified.as_deref().map(&mut f).transpose()?,
+                control: match control {
+                    V1Control::Unified(u) => V1Control::Unified(f(u)?),
+                    V1Control::Cpuacct { cpuacct, freezer } => V1Control::Cpuacct {
+                        cpuacct: f(cpuacct)?,
+                        freezer: freezer.as_deref().map(&mut f).transpose()?,
+                    },
+                },
             },
         })
     }
@@ -344,7 +363,17 @@ impl Cgroup {
                 &dir.join("cpu.stat"),
                 "usage_usec",
             )?)),
-            Layout::V1 { cpuacct, .. } => Ok(Duration::from_nanos(number(
+            Layout::V1 {
+                control: V1Control::Unified(dir),
+                ..
+            } => Ok(Duration::from_micros(keyed(
+                &dir.join("cpu.stat"),
+                "usage_usec",
+            )?)),
+            Layout::V1 {
+                control: V1Control::Cpuacct { cpuacct, .. },
+                ..
+            } => Ok(Duration::from_nanos(number(
                 &cpuacct.join("cpuacct.usage"),
                 "CPU nanoseconds",
             )?)),
@@ -398,7 +427,11 @@ impl Cgroup {
     pub fn kill_all(&self) -> Result<(), CgroupError> {
         let kill_file = match &self.dirs {
             Layout::V2 { root: dir } => Some(dir.join("cgroup.kill")),
-            Layout::V1 { unified, .. } => unified.as_ref().map(|u| u.join("cgroup.kill")),
+            Layout::V1 {
+                control: V1Control::Unified(u),
+                ..
+            } => Some(u.join("cgroup.kill")),
+            Layout::V1 { .. } => None,
         }
         .filter(|k| k.exists());
         let deadline = Instant::now() + Duration::from_secs(1);
@@ -412,7 +445,11 @@ impl Cgroup {
             } else {
                 let freezer = match &self.dirs {
                     Layout::V1 {
-                        freezer: Some(f), ..
+                        control:
+                            V1Control::Cpuacct {
+                                freezer: Some(f), ..
+                            },
+                        ..
                     } => Some(f.join("freezer.state")),
                     _ => None,
                 };
@@ -555,33 +592,48 @@ mod tests {
         assert!(cg.remove().is_err());
     }
 
-    #[test]
-    fn v1_layout_on_a_hybrid_tree() {
+    /// A simulated v1 tree with `extra` hierarchies (directory, file that marks it).
+    fn fake_v1(extra: &[(&str, &str)]) -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         let b = t.path();
         for (d, f) in [
             ("memory", "memory.limit_in_bytes"),
             ("pids", "cgroup.procs"),
+        ]
+        .iter()
+        .chain(extra)
+        {
+            std::fs::create_dir_all(b.join(d)).unwrap();
+            std::fs::write(b.join(d).join(f), "").unwrap();
+        }
+        t
+    }
+
+    fn limits() -> CgroupLimits {
+        CgroupLimits {
+            memory_bytes: 1 << 30,
+            pids: 16,
+        }
+    }
+
+    #[test]
+    fn v1_layout_on_a_hybrid_tree() {
+        // The cgroup2 mount has no controllers, but counts CPU time and kills.
+        let t = fake_v1(&[
             ("cpuacct", "cpuacct.usage"),
             ("freezer", "cgroup.procs"),
             ("unified", "cgroup.procs"),
-        ] {
-            std::fs::create_dir(b.join(d)).unwrap();
-            std::fs::write(b.join(d).join(f), "").unwrap();
-        }
+            ("unified", "cpu.stat"),
+        ]);
+        let b = t.path();
         std::fs::write(b.join("unified/cgroup.controllers"), "hugetlb\n").unwrap();
         let layout = Layout::detect(b).unwrap();
         assert_eq!(layout.version(), 1);
-        let cg = layout
-            .create(
-                "run2",
-                CgroupLimits {
-                    memory_bytes: 1 << 30,
-                    pids: 16,
-                },
-            )
-            .unwrap();
-        assert_eq!(cg.dirs().len(), 5);
+        let cg = layout.create("run2", limits()).unwrap();
+        // memory, pids and the unified one: neither cpuacct nor the freezer is needed.
+        let dirs: Vec<PathBuf> = cg.dirs().iter().map(|d| d.to_path_buf()).collect();
+        let want = ["memory", "pids", "unified"].map(|h| b.join(h).join("physiojudge/run2"));
+        assert_eq!(dirs, want);
         let m = b.join("memory/physiojudge/run2");
         assert_eq!(
             std::fs::read_to_string(m.join("memory.limit_in_bytes")).unwrap(),
@@ -596,8 +648,8 @@ mod tests {
             "16"
         );
         std::fs::write(
-            b.join("cpuacct/physiojudge/run2/cpuacct.usage"),
-            "2500000000\n",
+            b.join("unified/physiojudge/run2/cpu.stat"),
+            "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n",
         )
         .unwrap();
         std::fs::write(m.join("memory.max_usage_in_bytes"), "4096\n").unwrap();
@@ -616,6 +668,29 @@ mod tests {
                 .to_string()
                 .contains("cgroup.procs")
         );
+    }
+
+    #[test]
+    fn v1_layout_without_cgroup2_counts_with_cpuacct() {
+        let t = fake_v1(&[("cpuacct", "cpuacct.usage"), ("freezer", "cgroup.procs")]);
+        let b = t.path();
+        let cg = Layout::detect(b).unwrap().create("run3", limits()).unwrap();
+        let dirs: Vec<PathBuf> = cg.dirs().iter().map(|d| d.to_path_buf()).collect();
+        let want =
+            ["memory", "pids", "cpuacct", "freezer"].map(|h| b.join(h).join("physiojudge/run3"));
+        assert_eq!(dirs, want);
+        std::fs::write(
+            b.join("cpuacct/physiojudge/run3/cpuacct.usage"),
+            "2500000000\n",
+        )
+        .unwrap();
+        assert_eq!(cg.cpu_time().unwrap(), Duration::from_millis(2500));
+        // Without cpuacct or a cgroup2 mount there is nothing to count CPU time with.
+        let t = fake_v1(&[("freezer", "cgroup.procs")]);
+        assert!(matches!(
+            Layout::detect(t.path()),
+            Err(CgroupError::NoLayout(_))
+        ));
     }
 
     #[test]

@@ -88,8 +88,6 @@ pub(crate) struct RunFds {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     pub status: OwnedFd,
-    /// `cgroup.procs` of each of the run's cgroups, open for writing.
-    pub cgroups: Vec<OwnedFd>,
     /// One detached tree per [`RunSpec::binds`] entry, in order.
     pub trees: Vec<OwnedFd>,
 }
@@ -164,7 +162,7 @@ pub(crate) fn program(
     spec: &RunSpec,
     fds: RunFds,
     alive: (OwnedFd, OwnedFd),
-    go: Option<OwnedFd>,
+    go: OwnedFd,
     filters: &[BpfProgram],
 ) -> ! {
     let (alive, spawner_end) = alive;
@@ -176,7 +174,6 @@ pub(crate) fn program(
         stdout,
         stderr,
         status,
-        cgroups,
         trees,
     } = fds;
     for (fd, target) in [
@@ -199,13 +196,6 @@ pub(crate) fn program(
         report(&format!("setup {what}"));
         std::process::exit(125);
     };
-    // Join the run's cgroups first, so that everything started later is in them.
-    for procs in &cgroups {
-        if let Err(e) = nix::unistd::write(procs, b"0") {
-            fail(format!("joining the run's cgroup: {e}"));
-        }
-    }
-    drop(cgroups);
     // A new session: no controlling terminal, so no TIOCSTI keystroke injection.
     if let Err(e) = nix::unistd::setsid() {
         fail(format!("setsid: {e}"));
@@ -217,10 +207,14 @@ pub(crate) fn program(
         fail(e);
     }
     drop(trees);
-    if let Some(go) = go {
-        // Returns when the spawner has opened the instruction counter and closed its end.
-        let _ = nix::unistd::read(&go, &mut [0u8]);
+    // Meanwhile the spawner has put this process in the run's cgroups (and opened its
+    // instruction counter): one byte says so. Without it (the spawner failed or died),
+    // nothing of the program may run.
+    let mut byte = [0u8];
+    if !matches!(nix::unistd::read(&go, &mut byte), Ok(1)) {
+        std::process::exit(125);
     }
+    drop(go);
     let e = match start(slot, spec, filters) {
         Err(e) => e,
         Ok(never) => match never {},

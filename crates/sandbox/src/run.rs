@@ -2,11 +2,12 @@
 //! namespaces and a fresh cgroup, watch the limits, collect the output, and turn what
 //! happened into a [`RunResult`].
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use nix::libc;
@@ -142,6 +143,22 @@ enum Stop {
     Output,
 }
 
+/// The cgroup layout under `base`, found once per process (the hierarchies a host mounts
+/// do not change under a running judge).
+fn layout(base: &std::path::Path) -> Result<Layout, String> {
+    static LAYOUTS: OnceLock<Mutex<HashMap<PathBuf, Layout>>> = OnceLock::new();
+    let mut known = LAYOUTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(l) = known.get(base) {
+        return Ok(l.clone());
+    }
+    let l = Layout::detect(base).map_err(|e| e.to_string())?;
+    known.insert(base.to_path_buf(), l.clone());
+    Ok(l)
+}
+
 /// Runs the program and says how it ended. Never fails: a sandbox failure is a result
 /// with the `internal_error` verdict and a message.
 pub fn run(cfg: &RunConfig) -> Run {
@@ -152,6 +169,7 @@ pub fn run(cfg: &RunConfig) -> Run {
     }
 }
 
+thread_local! { pub static TT: std::cell::RefCell<Vec<(&'static str, std::time::Instant)>> = const { std::cell::RefCell::new(Vec::new()) }; }
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
@@ -178,7 +196,7 @@ fn run_in_slot(
         std::process::id(),
         RUNS.fetch_add(1, Ordering::Relaxed)
     );
-    let layout = Layout::detect(&cfg.cgroup_base).map_err(|e| e.to_string())?;
+    let layout = layout(&cfg.cgroup_base)?;
     // What runners killed before they could clean up left behind: once per process, not
     // on every run (a runner that dies takes only its own runs with it).
     static SWEEP: std::sync::Once = std::sync::Once::new();

@@ -324,7 +324,7 @@ pub fn serve() -> ! {
         };
         let _ = nix::sys::socket::send(sock.as_raw_fd(), reply.as_bytes(), MsgFlags::MSG_NOSIGNAL);
         if let Ok(started) = run {
-            started.wait_and_report();
+            started.see_through();
         }
     }
 }
@@ -421,19 +421,45 @@ fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
     Ok(Some((n, fds)))
 }
 
-/// A program started: what the spawner needs to see it through.
+/// A program forked, waiting to be let go: what the spawner needs to see it through.
 struct Started {
     pid: nix::unistd::Pid,
     status: OwnedFd,
-    counter: Option<OwnedFd>,
+    /// `cgroup.procs` of each of the run's cgroups.
+    cgroups: Vec<OwnedFd>,
+    /// The program waits for one byte on this pipe's other end.
+    go: OwnedFd,
+    count_instructions: bool,
 }
 
 impl Started {
-    /// Waits for the program and reports its ending on the run's status pipe, whose
-    /// closing then tells the runner the run is over.
-    fn wait_and_report(self) {
-        let line = loop {
-            match waitpid(self.pid, None) {
+    /// Moves the program into the run's cgroups and opens its instruction counter (while
+    /// the program makes its namespaces and mounts: the answer to the runner has gone
+    /// already, and each move takes a while on v1), lets it go on, waits for it, and
+    /// reports its ending on the run's status pipe, whose closing then tells the runner
+    /// the run is over.
+    fn see_through(self) {
+        let pid = self.pid;
+        let joined = self.cgroups.iter().try_for_each(|procs| {
+            nix::unistd::write(procs, pid.as_raw().to_string().as_bytes()).map(drop)
+        });
+        let mut counter = None;
+        let failed = match joined {
+            Ok(()) => {
+                if self.count_instructions {
+                    counter = crate::instructions::count_from_exec(pid.as_raw());
+                }
+                let _ = nix::unistd::write(&self.go, b"g");
+                None
+            }
+            Err(e) => {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                Some(format!("setup joining the run's cgroup: {e}\n"))
+            }
+        };
+        drop((self.cgroups, self.go));
+        let ending = loop {
+            match waitpid(pid, None) {
                 Err(nix::errno::Errno::EINTR) => continue,
                 Ok(WaitStatus::Exited(_, code)) => break format!("exit {code}\n"),
                 Ok(WaitStatus::Signaled(_, sig, _)) => break format!("signal {}\n", sig as i32),
@@ -441,10 +467,10 @@ impl Started {
                 Err(e) => break format!("setup waiting for the program: {e}\n"),
             }
         };
-        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
+        if let Some(n) = counter.as_ref().and_then(crate::instructions::read) {
             let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
         }
-        let _ = nix::unistd::write(&self.status, line.as_bytes());
+        let _ = nix::unistd::write(&self.status, failed.unwrap_or(ending).as_bytes());
     }
 }
 
@@ -467,18 +493,14 @@ fn start_program(
     let mut fds = fds.into_iter();
     let mut next = || fds.next().ok_or("descriptors missing");
     let (stdin, stdout, stderr, status) = (next()?, next()?, next()?, next()?);
-    let cgroups = (0..request.cgroups)
+    let cgroups: Vec<OwnedFd> = (0..request.cgroups)
         .map(|_| next())
         .collect::<Result<_, _>>()?;
     let trees = (0..request.spec.binds.len())
         .map(|_| next())
         .collect::<Result<_, _>>()?;
-    let go = match request.spec.count_instructions {
-        true => Some(
-            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?,
-        ),
-        false => None,
-    };
+    let (go_r, go_w) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
     let alive = (
         slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?,
         slot.alive.1.try_clone().map_err(|e| format!("dup: {e}"))?,
@@ -488,33 +510,26 @@ fn start_program(
     let pid = match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
             let _ = nix::unistd::close(sock.as_raw_fd());
-            let go = go.map(|(r, w)| {
-                drop(w);
-                r
-            });
+            drop((go_w, cgroups));
             let fds = RunFds {
                 stdin,
                 stdout,
                 stderr,
                 status,
-                cgroups,
                 trees,
             };
-            crate::init::program(&slot.spec, &request.spec, fds, alive, go, &slot.filters)
+            crate::init::program(&slot.spec, &request.spec, fds, alive, go_r, &slot.filters)
         }
         Ok(nix::unistd::ForkResult::Parent { child }) => child,
         Err(e) => return Err(format!("fork: {e}")),
     };
     // Only the program may hold the run's descriptors now: its output ends when it does.
-    drop((stdin, stdout, stderr, cgroups, trees, alive));
-    let counter = go.and_then(|(_r, w)| {
-        let counter = crate::instructions::count_from_exec(pid.as_raw());
-        drop(w); // lets the program go on
-        counter
-    });
+    drop((stdin, stdout, stderr, trees, alive, go_r));
     Ok(Started {
         pid,
         status,
-        counter,
+        cgroups,
+        go: go_w,
+        count_instructions: request.spec.count_instructions,
     })
 }
