@@ -94,6 +94,8 @@ fn main() -> ExitCode {
         Command::Synth(a) => synth_cmd::run(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
+    // The cgroups the sandbox made ahead for further runs (nothing if none ran).
+    sandbox::shutdown();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is the reader's choice, not a failure.

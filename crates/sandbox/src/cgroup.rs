@@ -91,7 +91,7 @@ fn number(path: &Path, what: &'static str) -> Result<u64, CgroupError> {
 
 /// Where the cgroup hierarchies are and which version to use: one directory per
 /// hierarchy. A [`Cgroup`] has the same shape, one directory of its own in each.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Layout {
     V2 {
         root: PathBuf,
@@ -105,7 +105,7 @@ pub enum Layout {
 }
 
 /// How a v1 layout counts CPU time and kills.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum V1Control {
     /// A controller-less cgroup2 mount (hybrid hosts): `cpu.stat` and `cgroup.kill`.
     Unified(PathBuf),
@@ -249,6 +249,13 @@ impl Layout {
 
     /// Creates the cgroup `physiojudge/<name>` with its limits.
     pub fn create(&self, name: &str, limits: CgroupLimits) -> Result<Cgroup, CgroupError> {
+        let cg = self.make(name)?;
+        cg.limit(limits)?;
+        Ok(cg)
+    }
+
+    /// Creates the cgroup `physiojudge/<name>`, without limits yet ([`Cgroup::limit`]).
+    pub fn make(&self, name: &str) -> Result<Cgroup, CgroupError> {
         if let Layout::V2 { root } = self {
             // Controllers must be enabled in the parent of every cgroup that uses them:
             // the root gives them to `physiojudge`, which gives them to the runs.
@@ -281,13 +288,19 @@ impl Layout {
             }
         };
         // From here on, dropping the cgroup removes it.
-        let cg = Cgroup {
+        Ok(Cgroup {
             dirs,
             removed: false,
-        };
+        })
+    }
+}
+
+impl Cgroup {
+    /// Sets the limits (before any process joins).
+    pub fn limit(&self, limits: CgroupLimits) -> Result<(), CgroupError> {
         let bytes = limits.memory_bytes.to_string();
         let pids = limits.pids.to_string();
-        match &cg.dirs {
+        match &self.dirs {
             Layout::V2 { root: dir } => {
                 write(&dir.join("memory.max"), &bytes)?;
                 // Optional files: absent without swap accounting, or on older kernels.
@@ -305,7 +318,7 @@ impl Layout {
                 write(&p.join("pids.max"), &pids)?;
             }
         }
-        Ok(cg)
+        Ok(())
     }
 }
 

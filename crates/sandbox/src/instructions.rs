@@ -5,7 +5,7 @@
 //! unlike CPU time. Many virtual machines expose no counter (this project's CI machines
 //! among them); then the count is absent, never estimated.
 //!
-//! The init opens the counter for the program's process after forking it and before the
+//! The spawner opens the counter for the program's process after forking it and before the
 //! program `exec`s: `enable_on_exec` starts it at the exec (none of our own set-up is
 //! counted), `inherit` adds in every thread and child the program starts, and the kernel
 //! folds their counts into this one as they exit.

@@ -11,6 +11,7 @@
 //! notion of challenges. The kernel is the real boundary; production workers run on
 //! dedicated VMs and this is the second wall.
 
+mod ahead;
 pub mod cgroup;
 pub mod init;
 pub mod instructions;
@@ -22,6 +23,7 @@ mod seccomp;
 mod spawner;
 mod tree;
 
+pub use ahead::shutdown;
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};
 pub use run::{InitProgram, Run, RunConfig, run};

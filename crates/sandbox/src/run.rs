@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -170,7 +170,6 @@ pub fn run(cfg: &RunConfig) -> Run {
 }
 
 thread_local! { pub static TT: std::cell::RefCell<Vec<(&'static str, std::time::Instant)>> = const { std::cell::RefCell::new(Vec::new()) }; }
-static RUNS: AtomicU64 = AtomicU64::new(0);
 
 fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
     let slot = SlotSpec {
@@ -190,12 +189,6 @@ fn run_in_slot(
     spawner: &mut crate::spawner::Slot,
 ) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
-    let name = format!(
-        "slot{}-{}-{}",
-        cfg.slot,
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    );
     let layout = layout(&cfg.cgroup_base)?;
     // What runners killed before they could clean up left behind: once per process, not
     // on every run (a runner that dies takes only its own runs with it).
@@ -203,14 +196,12 @@ fn run_in_slot(
     SWEEP.call_once(|| {
         layout.sweep(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
     });
-    let cgroup = layout
-        .create(
-            &name,
-            CgroupLimits {
-                memory_bytes: cfg.limits.memory_bytes,
-                pids: cfg.limits.pids,
-            },
-        )
+    let cgroup = crate::ahead::take(&layout, cfg.slot).map_err(|e| format!("cgroup: {e}"))?;
+    cgroup
+        .limit(CgroupLimits {
+            memory_bytes: cfg.limits.memory_bytes,
+            pids: cfg.limits.pids,
+        })
         .map_err(|e| format!("cgroup: {e}"))?;
     let cgroup_procs = cgroup
         .dirs()
@@ -340,7 +331,8 @@ fn run_in_slot(
     let cpu = cgroup.cpu_time().map_err(|e| format!("cgroup: {e}"))?;
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
-    cgroup.remove().map_err(|e| format!("cgroup: {e}"))?;
+    // Empty now (killed and checked above); removed off the run's path.
+    crate::ahead::done(&layout, cfg.slot, cgroup);
 
     let (instructions, line) = match report.split_once('\n') {
         Some((first, rest)) if first.starts_with("instructions ") => {
