@@ -3,11 +3,9 @@
 //! happened into a [`RunResult`].
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use nix::libc;
@@ -91,28 +89,52 @@ pub struct Run {
     pub stderr: Vec<u8>,
 }
 
-/// Reads a stream, keeping the first `cap` bytes and counting all; sets `over` (and
-/// stops reading) once more than `cap` bytes arrive.
-fn capture(mut r: impl Read, cap: u64, over: Arc<AtomicBool>) -> (Vec<u8>, u64) {
-    let mut kept = Vec::new();
-    let mut total = 0u64;
-    let mut buf = [0u8; 16384];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
+/// One of the pipes a run writes to, read as it comes: the first `cap` bytes kept, all
+/// counted. Closed at end of file, or once more than `cap` bytes came (the program may
+/// then die of SIGPIPE: the flood is the reason either way).
+struct Stream {
+    fd: Option<OwnedFd>,
+    kept: Vec<u8>,
+    total: u64,
+    cap: u64,
+}
+
+impl Stream {
+    fn new(fd: OwnedFd, cap: u64) -> Stream {
+        Stream {
+            fd: Some(fd),
+            kept: Vec::new(),
+            total: 0,
+            cap,
+        }
+    }
+
+    fn read_some(&mut self) {
+        let Some(fd) = &self.fd else { return };
+        let mut buf = [0u8; 16384];
+        match nix::unistd::read(fd, &mut buf) {
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
+            Ok(0) | Err(_) => self.fd = None,
             Ok(n) => {
-                let room = cap.saturating_sub(kept.len() as u64) as usize;
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                total += n as u64;
-                if total > cap {
-                    over.store(true, Ordering::SeqCst);
-                    break;
+                let room = self.cap.saturating_sub(self.kept.len() as u64) as usize;
+                self.kept.extend_from_slice(&buf[..n.min(room)]);
+                self.total += n as u64;
+                if self.total > self.cap {
+                    self.fd = None;
                 }
             }
         }
     }
-    (kept, total)
+
+    fn over(&self) -> bool {
+        self.total > self.cap
+    }
 }
+
+/// How much of the status pipe is read (only the sandbox's own code writes to it).
+const STATUS_CAP: u64 = 64 << 10;
+/// How often the limits are checked while the program runs.
+const CHECK_EVERY: Duration = Duration::from_millis(10);
 
 fn internal(message: String, wall: Duration) -> Run {
     Run {
@@ -275,56 +297,80 @@ fn run_in_slot(
     )?;
     // Only the run holds the write ends now, so their closing is the run's end.
     drop((stdin, status_w, stdout_w, stderr_w, cgroup_procs, trees));
-    let over = Arc::new(AtomicBool::new(false));
     let cap = cfg.limits.output_bytes;
-    let (o_over, e_over) = (over.clone(), over.clone());
-    let out_thread =
-        std::thread::spawn(move || capture(std::fs::File::from(stdout_r), cap, o_over));
-    let err_thread =
-        std::thread::spawn(move || capture(std::fs::File::from(stderr_r), cap, e_over));
-
-    // A thread reads the init's report, which ends when the init exits (the program's
-    // end), so that the end is seen at once; this thread checks the limits in between
-    // (every 10 ms).
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let mut report = String::new();
-        let read = std::fs::File::from(status_r).read_to_string(&mut report);
-        let _ = done_tx.send(());
-        read.map(|_| report)
-    });
+    // One thread follows the run: the status pipe (which the spawner closes when the
+    // program has ended), the outputs, and the limits every `CHECK_EVERY`.
+    let mut streams = [
+        Stream::new(status_r, STATUS_CAP),
+        Stream::new(stdout_r, cap),
+        Stream::new(stderr_r, cap),
+    ];
     let mut stop = None;
+    let mut ended: Option<Duration> = None;
+    let mut checked = Instant::now();
     loop {
-        match done_rx.recv_timeout(Duration::from_millis(10)) {
-            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        let reason = if over.load(Ordering::SeqCst) {
-            Some(Stop::Output)
-        } else if start.elapsed() > cfg.limits.wall_time {
-            Some(Stop::Wall)
-        } else if cgroup.cpu_time().is_ok_and(|t| t > cfg.limits.cpu_time) {
-            Some(Stop::Cpu)
-        } else {
-            None
-        };
-        if let Some(r) = reason {
-            stop.get_or_insert(r);
+        if ended.is_none() && streams[0].fd.is_none() {
+            ended = Some(start.elapsed());
+            // Whatever the program left running; its end closes the outputs.
             cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
         }
+        // Every process of the run is dead, so the outputs end at once; a descriptor kept
+        // open elsewhere by mistake must not hang the runner.
+        if ended.is_some_and(|e| start.elapsed() > e + Duration::from_secs(5)) {
+            streams.iter_mut().for_each(|s| s.fd = None);
+        }
+        let open: Vec<usize> = (0..streams.len())
+            .filter(|&i| streams[i].fd.is_some())
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        let mut fds: Vec<nix::poll::PollFd> = open
+            .iter()
+            .filter_map(|&i| streams[i].fd.as_ref())
+            .map(|fd| nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN))
+            .collect();
+        let wait =
+            nix::poll::PollTimeout::try_from(CHECK_EVERY).unwrap_or(nix::poll::PollTimeout::NONE);
+        match nix::poll::poll(&mut fds, wait) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        let ready: Vec<bool> = fds
+            .iter()
+            .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
+            .collect();
+        drop(fds);
+        for (&i, ready) in open.iter().zip(ready) {
+            if ready {
+                streams[i].read_some();
+            }
+        }
+        let over = streams[1].over() || streams[2].over();
+        if ended.is_none() && (over || checked.elapsed() >= CHECK_EVERY) {
+            checked = Instant::now();
+            let reason = if over {
+                Some(Stop::Output)
+            } else if start.elapsed() > cfg.limits.wall_time {
+                Some(Stop::Wall)
+            } else if cgroup.cpu_time().is_ok_and(|t| t > cfg.limits.cpu_time) {
+                Some(Stop::Cpu)
+            } else {
+                None
+            };
+            if let Some(r) = reason {
+                stop.get_or_insert(r);
+                cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
+            }
+        }
     }
-    let wall = start.elapsed();
-    let report = waiter
-        .join()
-        .map_err(|_| "the waiting thread panicked")?
-        .map_err(|e| format!("status pipe: {e}"))?;
-
-    // Whatever the program left running.
-    cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
-    let (stdout, stdout_bytes) = out_thread.join().map_err(|_| "output reader panicked")?;
-    let (stderr, stderr_bytes) = err_thread.join().map_err(|_| "output reader panicked")?;
-    // A reader that saw too much closes its pipe, and the program may die of that
-    // (SIGPIPE) or end before the loop above notices: the flood is still the reason.
+    let wall = ended.unwrap_or_else(|| start.elapsed());
+    let [status, out, err] = streams;
+    let report = String::from_utf8_lossy(&status.kept).into_owned();
+    let (stdout, stdout_bytes) = (out.kept, out.total);
+    let (stderr, stderr_bytes) = (err.kept, err.total);
+    // A stream that saw too much closes its pipe, and the program may die of that
+    // (SIGPIPE) or end before the check above: the flood is still the reason.
     if (stdout_bytes > cap || stderr_bytes > cap) && stop.is_none() {
         stop = Some(Stop::Output);
     }
