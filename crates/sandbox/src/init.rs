@@ -207,15 +207,7 @@ pub(crate) fn program(
         fail(e);
     }
     drop(trees);
-    // Meanwhile the spawner has put this process in the run's cgroups (and opened its
-    // instruction counter): one byte says so. Without it (the spawner failed or died),
-    // nothing of the program may run.
-    let mut byte = [0u8];
-    if !matches!(nix::unistd::read(&go, &mut byte), Ok(1)) {
-        std::process::exit(125);
-    }
-    drop(go);
-    let e = match start(slot, spec, filters) {
+    let e = match start(slot, spec, filters, go) {
         Err(e) => e,
         Ok(never) => match never {},
     };
@@ -492,10 +484,12 @@ fn resolve(spec: &RunSpec) -> Result<PathBuf, String> {
     Err(format!("{name}: command not found in PATH {path}"))
 }
 
+/// Limits, privileges and filters, then the `exec` once the spawner says go.
 fn start(
     slot: &SlotSpec,
     spec: &RunSpec,
     filters: &[BpfProgram],
+    go: OwnedFd,
 ) -> Result<std::convert::Infallible, String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
@@ -545,5 +539,13 @@ fn start(
     for f in filters {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
+    // Meanwhile the spawner has put this process in the run's cgroups (and opened its
+    // instruction counter): one byte says so. Without it (the spawner failed or died),
+    // nothing of the program may run.
+    let mut byte = [0u8];
+    if !matches!(nix::unistd::read(&go, &mut byte), Ok(1)) {
+        std::process::exit(125);
+    }
+    drop(go);
     nix::unistd::execve(&exe_c, &argv, &env).map_err(|e| format!("{}: {e}", exe.display()))
 }
