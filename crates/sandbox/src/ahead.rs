@@ -1,29 +1,54 @@
 //! Cgroups made ahead and removed behind. Every run gets a cgroup of its own (so that its
 //! accounting starts from nothing: no CPU time, peak memory or page cache of an earlier
-//! run), but making one and removing it is ~0.4 ms of directory work on v1, which need
-//! not wait on the run. One janitor thread per process removes each used cgroup after its
-//! run and makes the next run's for that slot; a run that finds none ready makes its own.
+//! run), but making one, limiting it, opening its `cgroup.procs` files and removing it
+//! again is ~0.5 ms of file system work on v1, which need not wait on the run. One
+//! janitor thread per process removes each used cgroup after its run and readies the
+//! next run's for that slot, with the limits the last run had (the usual case: a judge
+//! runs one entry's records one after another); a run that finds none ready, or one
+//! with other limits, does the rest itself.
 //!
 //! What is left when the process ends (a made-ahead cgroup, a removal not done yet) is
 //! empty and carries the process's id, so the next runner's sweep removes it; a runner
 //! that ends normally calls [`shutdown`] instead and leaves nothing.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::cgroup::{Cgroup, CgroupError, Layout};
+use crate::cgroup::{Cgroup, CgroupError, CgroupLimits, Layout};
+
+/// A run's cgroup, limited, with its `cgroup.procs` files open for writing (one per
+/// hierarchy, in [`Cgroup::dirs`] order).
+pub(crate) struct Ready {
+    pub cgroup: Cgroup,
+    pub procs: Vec<OwnedFd>,
+    limits: CgroupLimits,
+}
+
+impl Ready {
+    fn make(layout: &Layout, slot: u32, limits: CgroupLimits) -> Result<Ready, CgroupError> {
+        let cgroup = layout.make(&name(slot))?;
+        cgroup.limit(limits)?;
+        let procs = cgroup.open_procs()?;
+        Ok(Ready {
+            cgroup,
+            procs,
+            limits,
+        })
+    }
+}
 
 enum Job {
-    /// Remove a used cgroup, then make one ready for this layout and slot.
-    Replace(Cgroup, Layout, u32),
+    /// Remove a used cgroup, then ready one for this layout and slot with these limits.
+    Replace(Box<(Cgroup, Layout, u32, CgroupLimits)>),
     /// Say when everything sent before is done.
     Flush(Sender<()>),
 }
 
-type Spares = Mutex<HashMap<(Layout, u32), Cgroup>>;
+type Spares = Mutex<HashMap<(Layout, u32), Ready>>;
 
 fn spares() -> &'static Spares {
     static SPARES: OnceLock<Spares> = OnceLock::new();
@@ -55,15 +80,16 @@ fn janitor() -> &'static Mutex<Sender<Job>> {
             .spawn(move || {
                 for job in rx {
                     match job {
-                        Job::Replace(used, layout, slot) => {
+                        Job::Replace(job) => {
+                            let (used, layout, slot, limits) = *job;
                             // A failure leaves an empty directory, which the Drop of a
                             // failed removal retries and the next runner's sweep takes.
                             let _ = used.remove();
                             let key = (layout, slot);
                             if !lock(spares()).contains_key(&key)
-                                && let Ok(cg) = key.0.make(&name(slot))
+                                && let Ok(ready) = Ready::make(&key.0, slot, limits)
                             {
-                                lock(spares()).insert(key, cg);
+                                lock(spares()).insert(key, ready);
                             }
                         }
                         Job::Flush(done) => {
@@ -77,19 +103,25 @@ fn janitor() -> &'static Mutex<Sender<Job>> {
     })
 }
 
-/// The cgroup for a run in `slot`: one made ahead, or a new one.
-pub(crate) fn take(layout: &Layout, slot: u32) -> Result<Cgroup, CgroupError> {
+/// The cgroup for a run in `slot` with `limits`: one readied ahead, or a new one.
+pub(crate) fn take(layout: &Layout, slot: u32, limits: CgroupLimits) -> Result<Ready, CgroupError> {
     match lock(spares()).remove(&(layout.clone(), slot)) {
-        Some(cg) => Ok(cg),
-        None => layout.make(&name(slot)),
+        Some(mut ready) => {
+            if ready.limits != limits {
+                ready.cgroup.limit(limits)?;
+                ready.limits = limits;
+            }
+            Ok(ready)
+        }
+        None => Ready::make(layout, slot, limits),
     }
 }
 
 /// Hands over a run's cgroup, once empty: removed behind, and replaced ahead.
-pub(crate) fn done(layout: &Layout, slot: u32, used: Cgroup) {
-    let job = Job::Replace(used, layout.clone(), slot);
-    if let Err(std::sync::mpsc::SendError(Job::Replace(used, ..))) = lock(janitor()).send(job) {
-        let _ = used.remove();
+pub(crate) fn done(layout: &Layout, slot: u32, used: Ready) {
+    let job = Job::Replace(Box::new((used.cgroup, layout.clone(), slot, used.limits)));
+    if let Err(std::sync::mpsc::SendError(Job::Replace(job))) = lock(janitor()).send(job) {
+        let _ = job.0.remove();
     }
 }
 
@@ -102,8 +134,8 @@ pub fn shutdown() {
             let _ = rx.recv_timeout(Duration::from_secs(5));
         }
     }
-    let left: Vec<Cgroup> = lock(spares()).drain().map(|(_, cg)| cg).collect();
-    for cg in left {
-        let _ = cg.remove();
+    let left: Vec<Ready> = lock(spares()).drain().map(|(_, r)| r).collect();
+    for r in left {
+        let _ = r.cgroup.remove();
     }
 }

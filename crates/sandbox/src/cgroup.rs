@@ -361,6 +361,22 @@ impl Cgroup {
         self.dirs.all()
     }
 
+    /// Each directory's `cgroup.procs`, open for writing: a process that writes a pid (or
+    /// `0`, itself) into each joins the cgroup.
+    pub fn open_procs(&self) -> Result<Vec<std::os::fd::OwnedFd>, CgroupError> {
+        self.dirs()
+            .iter()
+            .map(|d| {
+                let procs = d.join("cgroup.procs");
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&procs)
+                    .map(std::os::fd::OwnedFd::from)
+                    .map_err(io(&procs))
+            })
+            .collect()
+    }
+
     /// Moves a process (and so its future children) into the cgroup.
     pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
         for dir in self.dirs() {

@@ -218,25 +218,14 @@ fn run_in_slot(
     SWEEP.call_once(|| {
         layout.sweep(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
     });
-    let cgroup = crate::ahead::take(&layout, cfg.slot).map_err(|e| format!("cgroup: {e}"))?;
-    cgroup
-        .limit(CgroupLimits {
-            memory_bytes: cfg.limits.memory_bytes,
-            pids: cfg.limits.pids,
-        })
-        .map_err(|e| format!("cgroup: {e}"))?;
-    let cgroup_procs = cgroup
-        .dirs()
-        .iter()
-        .map(|d| {
-            let procs = d.join("cgroup.procs");
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&procs)
-                .map(OwnedFd::from)
-                .map_err(|e| format!("cgroup: {}: {e}", procs.display()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let limits = CgroupLimits {
+        memory_bytes: cfg.limits.memory_bytes,
+        pids: cfg.limits.pids,
+    };
+    let mut ready =
+        crate::ahead::take(&layout, cfg.slot, limits).map_err(|e| format!("cgroup: {e}"))?;
+    let cgroup_procs = std::mem::take(&mut ready.procs);
+    let cgroup = &ready.cgroup;
     let mut mountpoints = Vec::with_capacity(cfg.binds.len());
     let mut trees = Vec::with_capacity(cfg.binds.len());
     for b in &cfg.binds {
@@ -378,7 +367,7 @@ fn run_in_slot(
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
     // Empty now (killed and checked above); removed off the run's path.
-    crate::ahead::done(&layout, cfg.slot, cgroup);
+    crate::ahead::done(&layout, cfg.slot, ready);
 
     let (instructions, line) = match report.split_once('\n') {
         Some((first, rest)) if first.starts_with("instructions ") => {
