@@ -2,6 +2,8 @@
 //! against bubblewrap, measured side by side in the same run (interleaved, so that the
 //! machine's noise hits all three alike). Prints median and p90 of each. Needs root;
 //! bubblewrap (`apt-get install bubblewrap`) is optional and only for the comparison.
+//! Also prints the sandbox's overhead over a plain fork+exec, paired round by round (so
+//! that a machine slowing down for a while moves both), and its ratio to bubblewrap.
 //!
 //! `cargo bench -p sandbox --bench overhead [-- RUNS]`
 
@@ -70,6 +72,19 @@ fn main() {
     println!("{runs} runs of /bin/true each, interleaved");
     println!("| method | median | p90 |");
     println!("|---|---:|---:|");
+    let mut extra: Vec<Duration> = ours
+        .iter()
+        .zip(&plain)
+        .map(|(o, p)| o.saturating_sub(*p))
+        .collect();
+    extra.sort();
+    let ratio = |a: &[Duration], b: &[Duration]| {
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        a.sort();
+        b.sort();
+        percentile(&a, 0.5).as_secs_f64() / percentile(&b, 0.5).as_secs_f64()
+    };
+    let to_bwrap = (!bw.is_empty()).then(|| ratio(&ours, &bw));
     for (name, v) in [
         ("plain fork+exec", &mut plain),
         ("physiojudge sandbox", &mut ours),
@@ -85,5 +100,13 @@ fn main() {
             ms(percentile(v, 0.5)),
             ms(percentile(v, 0.9))
         );
+    }
+    println!(
+        "| sandbox minus plain, paired per round | {} | {} |",
+        ms(percentile(&extra, 0.5)),
+        ms(percentile(&extra, 0.9))
+    );
+    if let Some(r) = to_bwrap {
+        println!("sandbox median / bwrap median: {r:.2}");
     }
 }
