@@ -1,0 +1,50 @@
+//! Simulated real-time sessions of the online P300 speller (`shared/specs/p300.md` §4–5 and
+//! DESIGN.md's P300 decisions): the host side of the BCI contest's streaming framework.
+//!
+//! A [`Session`] plays the blocks of every subject, subjects in a seeded shuffled order,
+//! as 40 ms packets of 10 samples with all rows (EEG and the trigger row last), the trial
+//! start triggers 101–136 (which encode the target) masked to 101. The algorithm asks for
+//! packets and reports characters whenever it dares; the session records each report at
+//! the position reached in the block, and [`Session::finish`] matches reports to trials
+//! (first valid report wins, within the trial's window), counts the sequences each used
+//! and gives the ITR of every subject and their mean, with a log of every report.
+//! [`protocol`] carries a session over a byte stream to an algorithm in another process
+//! (a sandboxed entry) in any language.
+//!
+//! Not here: running the algorithm (the sandbox), reading blocks from disk (the judge),
+//! the ITR formula itself ([`score::itr`]).
+
+mod block;
+pub mod protocol;
+mod session;
+#[cfg(test)]
+mod testblocks;
+
+pub use block::{Block, BlockError, Sequence, TrialSpan};
+pub use session::{
+    Packet, ReportLog, ReportStatus, Session, SessionError, SessionResult, SubjectBlocks,
+    TrialOutcome,
+};
+
+/// Samples per second of the streamed data.
+pub const SAMPLE_RATE: u32 = 250;
+/// Samples per packet (40 ms).
+pub const PACKET_SAMPLES: usize = 10;
+/// Rows of a block: 64 EEG channels and the trigger row, last.
+pub const ROWS: usize = 65;
+/// Trigger codes: trial start (the target's code, 101–136, masked to 101 when streamed),
+/// flashes of groups 1–12, sequence end, trial end.
+pub const TRIAL_START_MIN: u32 = 101;
+pub const TRIAL_START_MAX: u32 = 136;
+pub const FLASH_MAX: u32 = 12;
+pub const SEQUENCE_END: u32 = 200;
+pub const TRIAL_END: u32 = 241;
+/// A sequence counts as used once this many of its flashes were delivered before the
+/// report (data of up to two flashes of a new sequence comes free).
+pub const FLASHES_FOR_A_SEQUENCE: usize = 3;
+
+/// The end (exclusive) of the packet holding block-relative sample `pos`:
+/// `(⌊pos/10⌋ + 1)·10` (DESIGN.md: the clean form, not the family's `ceil`).
+pub fn seg_end(pos: usize) -> usize {
+    (pos / PACKET_SAMPLES + 1) * PACKET_SAMPLES
+}
