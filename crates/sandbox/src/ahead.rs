@@ -106,13 +106,15 @@ fn janitor() -> &'static Mutex<Sender<Job>> {
 /// The cgroup for a run in `slot` with `limits`: one readied ahead, or a new one.
 pub(crate) fn take(layout: &Layout, slot: u32, limits: CgroupLimits) -> Result<Ready, CgroupError> {
     match lock(spares()).remove(&(layout.clone(), slot)) {
-        Some(mut ready) => {
-            if ready.limits != limits {
-                ready.cgroup.limit(limits)?;
+        // One made for other limits is re-limited; should that fail, a new one is made.
+        Some(mut ready) if ready.limits != limits => match ready.cgroup.limit(limits) {
+            Ok(()) => {
                 ready.limits = limits;
+                Ok(ready)
             }
-            Ok(ready)
-        }
+            Err(_) => Ready::make(layout, slot, limits),
+        },
+        Some(ready) => Ok(ready),
         None => Ready::make(layout, slot, limits),
     }
 }

@@ -311,10 +311,14 @@ impl Cgroup {
             Layout::V1 {
                 memory, pids: p, ..
             } => {
-                write(&memory.join("memory.limit_in_bytes"), &bytes)?;
                 // memory+swap no larger than memory: no swapping. Absent when the kernel
-                // does no swap accounting, and then there is nothing to limit.
-                optional(write(&memory.join("memory.memsw.limit_in_bytes"), &bytes))?;
+                // does no swap accounting, and then there is nothing to limit. The kernel
+                // keeps memsw ≥ memory at every step, so a limit raised (a made-ahead
+                // cgroup's) needs memsw lifted first.
+                let memsw = memory.join("memory.memsw.limit_in_bytes");
+                optional(write(&memsw, "-1"))?;
+                write(&memory.join("memory.limit_in_bytes"), &bytes)?;
+                optional(write(&memsw, &bytes))?;
                 write(&p.join("pids.max"), &pids)?;
             }
         }

@@ -23,7 +23,7 @@
 //! `instructions N` line when the program's instructions were counted.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
@@ -161,12 +161,10 @@ pub(crate) fn program(
     slot: &SlotSpec,
     spec: &RunSpec,
     fds: RunFds,
-    alive: (OwnedFd, OwnedFd),
+    alive: OwnedFd,
     go: OwnedFd,
     filters: &[BpfProgram],
 ) -> ! {
-    let (alive, spawner_end) = alive;
-    drop(spawner_end);
     die_with_spawner(&alive);
     drop(alive);
     let RunFds {
@@ -207,12 +205,36 @@ pub(crate) fn program(
         fail(e);
     }
     drop(trees);
+    // Nothing but 0–3 and the go pipe may reach the program: whatever the runner itself
+    // inherited and left open (a shell's `exec 7</`) would otherwise pass through.
+    close_from(STATUS_FD + 1, go.as_raw_fd());
     let e = match start(slot, spec, filters, go) {
         Err(e) => e,
         Ok(never) => match never {},
     };
     report(&format!("exec {e}"));
     std::process::exit(127);
+}
+
+/// Closes every descriptor from `first` up, except `keep`.
+fn close_from(first: RawFd, keep: RawFd) {
+    let ranges = if keep >= first {
+        [(first, keep - 1), (keep + 1, RawFd::MAX)]
+    } else {
+        [(first, RawFd::MAX), (1, 0)]
+    };
+    for (lo, hi) in ranges.into_iter().filter(|(lo, hi)| lo <= hi) {
+        // SAFETY: close_range with integer bounds; only descriptors this process no longer
+        // uses are in the ranges.
+        #[allow(unsafe_code)]
+        unsafe {
+            nix::libc::syscall(nix::libc::SYS_close_range, lo as u32, hi as u32, 0u32);
+        }
+    }
+}
+
+pub(crate) fn close_all_from(first: RawFd) {
+    close_from(first, -1);
 }
 
 /// The run's own mounts, in its own copy of the slot's mount namespace: its binds, and
@@ -417,7 +439,15 @@ fn build_dev(root: &Path) -> Result<(), String> {
     }
     // Each run mounts its own /dev/shm here.
     let shm = dev.join("shm");
-    std::fs::create_dir(&shm).map_err(io_step("mkdir", &shm))
+    std::fs::create_dir(&shm).map_err(io_step("mkdir", &shm))?;
+    // Read-only from now on: the slot's runs share it, and a node's times or a new file
+    // would carry from one run to the next.
+    let flags = MsFlags::MS_REMOUNT
+        | MsFlags::MS_BIND
+        | MsFlags::MS_RDONLY
+        | MsFlags::MS_NOSUID
+        | MsFlags::MS_NOEXEC;
+    mount(None::<&str>, &dev, None::<&str>, flags, None::<&str>).map_err(step("remount", &dev))
 }
 
 fn build_etc(root: &Path, spec: &SlotSpec) -> Result<(), String> {
@@ -525,6 +555,15 @@ fn start(
     nix::unistd::setgroups(&[gid]).map_err(err("setgroups"))?;
     nix::unistd::setresgid(gid, gid, gid).map_err(err("setresgid"))?;
     nix::unistd::setresuid(uid, uid, uid).map_err(err("setresuid"))?;
+    // A change of credentials clears the parent-death signal: set it again.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(err("PR_SET_PDEATHSIG"))?;
+    // The spawner, a Rust program, ignores SIGPIPE; the program gets the default.
+    // SAFETY: restoring a default disposition installs no handler.
+    #[allow(unsafe_code)]
+    unsafe {
+        nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl)
+            .map_err(err("signal"))?;
+    }
     nix::sys::prctl::set_no_new_privs().map_err(err("no_new_privs"))?;
     // The status pipe must not reach the program.
     nix::fcntl::fcntl(

@@ -185,7 +185,7 @@ fn layout(base: &std::path::Path) -> Result<Layout, String> {
 /// with the `internal_error` verdict and a message.
 pub fn run(cfg: &RunConfig) -> Run {
     let start = Instant::now();
-    match run_inner(cfg, start) {
+    match run_inner(cfg) {
         Ok(r) => r,
         Err(e) => internal(e, start.elapsed()),
     }
@@ -193,23 +193,19 @@ pub fn run(cfg: &RunConfig) -> Run {
 
 thread_local! { pub static TT: std::cell::RefCell<Vec<(&'static str, std::time::Instant)>> = const { std::cell::RefCell::new(Vec::new()) }; }
 
-fn run_inner(cfg: &RunConfig, start: Instant) -> Result<Run, String> {
+fn run_inner(cfg: &RunConfig) -> Result<Run, String> {
     let slot = SlotSpec {
         system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
         uid: BASE_ID + cfg.slot,
         gid: BASE_ID + cfg.slot,
     };
     crate::spawner::with_slot(&cfg.init, cfg.slot, &slot, |spawner| {
-        run_in_slot(cfg, start, spawner)
+        run_in_slot(cfg, spawner)
     })
 }
 
 /// One run, holding its slot from the start until its last process is gone.
-fn run_in_slot(
-    cfg: &RunConfig,
-    start: Instant,
-    spawner: &mut crate::spawner::Slot,
-) -> Result<Run, String> {
+fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
     let layout = layout(&cfg.cgroup_base)?;
     // What runners killed before they could clean up left behind: once per process, not
@@ -273,6 +269,9 @@ fn run_in_slot(
         .unwrap_or(std::path::Path::new("/dev/null"));
     let stdin = std::fs::File::open(stdin_path)
         .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
+    // The run's clock starts here, not before: a slot's first run also starts its
+    // spawner and builds its root, and a run may have waited for its slot.
+    let start = Instant::now();
     spawner.spawn(
         &request,
         &crate::spawner::Fds {
@@ -301,7 +300,7 @@ fn run_in_slot(
         if ended.is_none() && streams[0].fd.is_none() {
             ended = Some(start.elapsed());
             // Whatever the program left running; its end closes the outputs.
-            cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
+            kill_all(cgroup, spawner)?;
         }
         // Every process of the run is dead, so the outputs end at once; a descriptor kept
         // open elsewhere by mistake must not hang the runner.
@@ -349,7 +348,7 @@ fn run_in_slot(
             };
             if let Some(r) = reason {
                 stop.get_or_insert(r);
-                cgroup.kill_all().map_err(|e| format!("cgroup: {e}"))?;
+                kill_all(cgroup, spawner)?;
             }
         }
     }
@@ -402,7 +401,19 @@ fn run_in_slot(
     })
 }
 
-/// How the program ended, as the init reported it on the status pipe.
+/// Kills what is left of the run. Should processes survive, the slot cannot be trusted
+/// for its next run: its spawner is killed, and with it the slot's whole PID namespace.
+fn kill_all(
+    cgroup: &crate::cgroup::Cgroup,
+    spawner: &mut crate::spawner::Slot,
+) -> Result<(), String> {
+    cgroup.kill_all().map_err(|e| {
+        spawner.discard();
+        format!("cgroup: {e}")
+    })
+}
+
+/// How the program ended, as the spawner reported it on the status pipe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Ending {
     Exit(i32),
@@ -411,8 +422,8 @@ enum Ending {
     NotStarted(String),
 }
 
-/// Reads the init's report. No report means the sandbox failed, unless the runner killed
-/// the run (a limit hit while the program was starting), which kills the init too.
+/// Reads the status report. No report means the sandbox failed, unless the runner killed
+/// the run (a limit hit while the program was starting).
 fn ending(line: &str, killed: bool) -> Result<Ending, String> {
     let number = |n: &str| n.parse().map_err(|_| format!("unreadable report {line:?}"));
     if let Some(code) = line.strip_prefix("exit ") {
@@ -426,7 +437,7 @@ fn ending(line: &str, killed: bool) -> Result<Ending, String> {
     } else {
         let why = line.strip_prefix("setup ").unwrap_or(line);
         let why = if why.is_empty() {
-            "no report from the init"
+            "no report from the spawner"
         } else {
             why
         };

@@ -83,6 +83,15 @@ pub struct Fds<'a> {
 /// The runner's end of a spawner.
 struct Spawner {
     sock: OwnedFd,
+    pid: nix::unistd::Pid,
+}
+
+impl Spawner {
+    /// Kills the spawner, and with it the slot's init, its PID namespace and every
+    /// process in it (for when the runner cannot trust the slot's state any more).
+    fn kill(self) {
+        let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+    }
 }
 
 fn io_err(what: &str, e: impl std::fmt::Display) -> String {
@@ -140,7 +149,7 @@ impl Spawner {
             .name("sandbox-spawner".into())
             .spawn(move || match cmd.spawn() {
                 Ok(mut child) => {
-                    let _ = tx.send(Ok(()));
+                    let _ = tx.send(Ok(child.id()));
                     let _ = child.wait();
                 }
                 Err(e) => {
@@ -148,7 +157,8 @@ impl Spawner {
                 }
             })
             .map_err(|e| io_err("thread", e))?;
-        rx.recv()
+        let pid = rx
+            .recv()
             .map_err(|e| io_err("start", e))?
             .map_err(|e| io_err("start", e))?;
         drop(theirs);
@@ -160,12 +170,16 @@ impl Spawner {
             &nix::sys::time::TimeVal::new(REPLY_TIMEOUT_S, 0),
         )
         .map_err(|e| io_err("setsockopt", e))?;
-        Ok(Spawner { sock: ours })
+        Ok(Spawner {
+            sock: ours,
+            pid: nix::unistd::Pid::from_raw(pid as i32),
+        })
     }
 
-    /// `Err(Ok(why))`: the spawner refused the run (it stays usable);
-    /// `Err(Err(why))`: the spawner cannot be reached (replace it).
-    fn spawn(&self, request: &[u8], fds: &Fds) -> Result<u32, Result<String, String>> {
+    /// `Err(Refusal)`: the spawner refused the run (it stays usable); `Err(Gone)`: it has
+    /// exited without starting the run (replace it, and try again); `Err(Lost)`: it took
+    /// the request but gave no answer in time (kill it: the run may have started).
+    fn spawn(&self, request: &[u8], fds: &Fds) -> Result<u32, Failure> {
         let mut raw = vec![
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
@@ -183,28 +197,36 @@ impl Spawner {
                 None,
             ) {
                 Err(nix::errno::Errno::EINTR) => continue,
-                r => break r.map_err(|e| Err(io_err("send", e)))?,
+                r => break r.map_err(|e| Failure::Gone(io_err("send", e)))?,
             }
         };
         let mut buf = [0u8; 4096];
         let n = loop {
             match nix::sys::socket::recv(self.sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
                 Err(nix::errno::Errno::EINTR) => continue,
-                r => break r.map_err(|e| Err(io_err("receive", e)))?,
+                r => break r.map_err(|e| Failure::Lost(io_err("receive", e)))?,
             }
         };
         let reply = String::from_utf8_lossy(&buf[..n]);
         if let Some(pid) = reply.strip_prefix("ok ") {
-            pid.parse().map_err(|_| Ok(io_err("reply", &reply)))
+            pid.parse()
+                .map_err(|_| Failure::Lost(io_err("reply", &reply)))
         } else if n == 0 {
-            Err(Err("spawner: it exited".into()))
+            Err(Failure::Gone("spawner: it exited".into()))
         } else {
-            Err(Ok(format!(
+            Err(Failure::Refusal(format!(
                 "spawner: {}",
                 reply.strip_prefix("err ").unwrap_or(&reply)
             )))
         }
     }
+}
+
+/// Why a request to a spawner did not start a run.
+enum Failure {
+    Refusal(String),
+    Gone(String),
+    Lost(String),
 }
 
 /// A slot's spawner, held by one run at a time.
@@ -238,16 +260,30 @@ impl Slot<'_> {
             match self.spawner.as_ref().map(|s| s.spawn(&json, fds)) {
                 Some(Ok(pid)) => return Ok(pid),
                 // A live spawner that refused says why, and stays.
-                Some(Err(Ok(refused))) => return Err(refused),
-                // One that cannot be reached is replaced, once.
-                Some(Err(Err(e))) => {
-                    last = e;
-                    *self.spawner = None;
+                Some(Err(Failure::Refusal(why))) => return Err(why),
+                // One that is gone is replaced, once.
+                Some(Err(Failure::Gone(why))) => {
+                    last = why;
+                    self.discard();
+                }
+                // One that took the request and went silent may have started the run:
+                // it is killed with everything in its slot, and the run not retried.
+                Some(Err(Failure::Lost(why))) => {
+                    self.discard();
+                    return Err(why);
                 }
                 None => unreachable!("started above"),
             }
         }
         Err(last)
+    }
+
+    /// Kills the slot's spawner and everything it started (the next run starts a new
+    /// one): for when a run's processes could not be accounted for.
+    pub fn discard(&mut self) {
+        if let Some(s) = self.spawner.take() {
+            s.kill();
+        }
     }
 }
 
@@ -287,6 +323,8 @@ pub fn serve() -> ! {
     // SAFETY: descriptor 4 is the slot's network namespace, likewise.
     #[allow(unsafe_code)]
     let netns = unsafe { OwnedFd::from_raw_fd(NETNS_FD) };
+    // Whatever else the runner inherited and left open must not reach a program.
+    crate::init::close_all_from(NETNS_FD + 1);
     // If the runner had closed any of 0–2, received descriptors would take those numbers
     // and a program's dup2 onto 0–3 could overwrite one before it is moved: fill them.
     for fd in 0..3 {
@@ -314,6 +352,16 @@ pub fn serve() -> ! {
             // The runner has gone (or the socket broke): nothing more to do.
             Ok(None) | Err(_) => std::process::exit(0),
         };
+        // The slot's PID namespace ends with its init: a spawner without one can start
+        // nothing more, and exits so that the runner starts a new one.
+        if let Ok(slot) = &slot
+            && !matches!(
+                waitpid(slot.init, Some(nix::sys::wait::WaitPidFlag::WNOHANG)),
+                Ok(WaitStatus::StillAlive)
+            )
+        {
+            std::process::exit(1);
+        }
         let run = match &slot {
             Ok(slot) => start_program(&sock, slot, buf.get(..n).unwrap_or(&[]), n, fds),
             Err(e) => Err(e.clone()),
@@ -333,6 +381,7 @@ pub fn serve() -> ! {
 /// the seccomp filters (compiled once, installed by each program).
 struct Ready {
     spec: SlotSpec,
+    init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
     filters: [seccompiler::BpfProgram; 2],
 }
@@ -361,16 +410,16 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     let (ready_r, ready_w) = pipe()?;
     // SAFETY: this process has one thread, so the child may run any code.
     #[allow(unsafe_code)]
-    match unsafe { nix::unistd::fork() } {
+    let init = match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
             let _ = nix::unistd::close(SOCKET_FD);
             let (r, w) = alive;
             drop((w, ready_r));
             crate::init::slot_init(&spec, r, ready_w)
         }
-        Ok(nix::unistd::ForkResult::Parent { .. }) => {}
+        Ok(nix::unistd::ForkResult::Parent { child }) => child,
         Err(e) => return Err(format!("fork: {e}")),
-    }
+    };
     drop(ready_w);
     let mut answer = String::new();
     std::io::Read::read_to_string(&mut std::fs::File::from(ready_r), &mut answer)
@@ -378,6 +427,7 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     match answer.as_str() {
         "ok" => Ok(Ready {
             spec,
+            init,
             alive,
             filters,
         }),
@@ -501,15 +551,15 @@ fn start_program(
         .collect::<Result<_, _>>()?;
     let (go_r, go_w) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
-    let alive = (
-        slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?,
-        slot.alive.1.try_clone().map_err(|e| format!("dup: {e}"))?,
-    );
+    let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
     // SAFETY: this process has one thread, so the child may run any code.
     #[allow(unsafe_code)]
     let pid = match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
             let _ = nix::unistd::close(sock.as_raw_fd());
+            // Only the spawner may hold the liveness pipe's write end, or the program
+            // could not tell that the spawner died.
+            let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
             drop((go_w, cgroups));
             let fds = RunFds {
                 stdin,

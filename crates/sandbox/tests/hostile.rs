@@ -325,7 +325,8 @@ fn a_slot_keeps_nothing_between_runs() {
     let Some(mut first) = sh(
         "slot_keeps_nothing",
         "echo secret > /tmp/left; echo secret > /dev/shm/left; ipcmk -M 4096 >/dev/null; \
-         (setsid sleep 3600 &); cat /labels/answer; ipcs -m | grep -c '^0x'",
+         (setsid sleep 3600 &); cat /labels/answer; ipcs -m | grep -c '^0x'; \
+         touch /dev/zero 2>/dev/null || echo read-only",
     ) else {
         return;
     };
@@ -339,7 +340,10 @@ fn a_slot_keeps_nothing_between_runs() {
     });
     let r = run(&first);
     expect(&r, Verdict::Ok, "first run");
-    assert_eq!(r.stdout, b"42\n1\n", "the first run had its bind and IPC");
+    assert_eq!(
+        r.stdout, b"42\n1\nread-only\n",
+        "the first run had its bind and IPC, and /dev (shared by the slot) is read-only"
+    );
 
     let mut second = sh(
         "slot_keeps_nothing",
@@ -353,4 +357,96 @@ fn a_slot_keeps_nothing_between_runs() {
     let out = String::from_utf8_lossy(&r.stdout);
     // Empty listings, no shared memory segment, and only the shell, ls and grep.
     assert_eq!(out, "/dev/shm:\n\n/labels:\n\n/tmp:\n0\n3\n", "{out}");
+}
+
+/// Descriptors the runner itself inherited without close-on-exec (a shell's `exec 7</`)
+/// must not reach a program: one on the host's `/` would be a way out.
+#[test]
+fn descriptors_the_runner_inherited_do_not_reach_the_program() {
+    let Some(mut cfg) = config("inherited_fds", &["/bin/ls", "/proc/self/fd"]) else {
+        return;
+    };
+    // Opened without O_CLOEXEC before the slot's spawner starts, as a parent's would be.
+    let leak = nix::fcntl::open(
+        "/",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .unwrap();
+    cfg.slot = 11;
+    let r = run(&cfg);
+    drop(leak);
+    expect(&r, Verdict::Ok, "ls");
+    // 0–2, and the directory ls itself opened to list.
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "0\n1\n2\n3\n");
+    // Nor does the spawner's own SIGPIPE disposition: the program starts with defaults.
+    let mut cfg = config("sigpipe", &["/bin/grep", "SigIgn", "/proc/self/status"]).unwrap();
+    cfg.slot = 11;
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "grep");
+    let out = String::from_utf8_lossy(&r.stdout);
+    let ignored = u64::from_str_radix(out.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
+    assert_eq!(ignored & (1 << (nix::libc::SIGPIPE - 1)), 0, "{out}");
+}
+
+/// A slot's next run may raise the memory limit of the cgroup made ahead for it (v1
+/// keeps memory+swap at least memory at every step).
+#[test]
+fn a_later_run_may_have_a_larger_memory_limit() {
+    let Some(mut cfg) = config("raise_limit", &["/bin/true"]) else {
+        return;
+    };
+    cfg.slot = 12;
+    cfg.limits.memory_bytes = 100 << 20;
+    expect(&run(&cfg), Verdict::Ok, "100 MiB");
+    // Time for the cgroup janitor to make the next one ahead, with these limits.
+    std::thread::sleep(Duration::from_millis(300));
+    cfg.limits.memory_bytes = 2 << 30;
+    expect(&run(&cfg), Verdict::Ok, "2 GiB");
+    cfg.limits.memory_bytes = 50 << 20;
+    std::thread::sleep(Duration::from_millis(300));
+    expect(&run(&cfg), Verdict::Ok, "50 MiB");
+}
+
+/// A slot whose init died (a global OOM kill, say) is rebuilt for its next run, not left
+/// unable to start anything.
+#[test]
+fn a_slot_whose_init_died_is_rebuilt() {
+    let Some(mut cfg) = config("init_died", &["/bin/true"]) else {
+        return;
+    };
+    cfg.slot = 13;
+    expect(&run(&cfg), Verdict::Ok, "first run");
+    // The slot's spawner is the one whose environment names the slot's uid; its only
+    // child is the slot's init.
+    let me = std::process::id().to_string();
+    let children = |of: &str| -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|p| p.chars().all(|c| c.is_ascii_digit()))
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                    s.rsplit(") ").next().unwrap_or("").split(' ').nth(1) == Some(of)
+                })
+            })
+            .collect()
+    };
+    let spawner = children(&me)
+        .into_iter()
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|e| String::from_utf8_lossy(&e).contains("\"uid\":60013"))
+        })
+        .expect("the slot's spawner");
+    let init = children(&spawner);
+    assert_eq!(init.len(), 1, "{init:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(init[0].parse().unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    expect(&run(&cfg), Verdict::Ok, "after the init died");
 }
