@@ -6,6 +6,8 @@
 //!   logical, char, struct and cell arrays, compressed elements, both byte orders).
 //! - [`wav`]: PCM WAV files (phonocardiograms), via `hound`.
 //! - [`circor`]: CirCor DigiScope patient files (`.txt`) and segmentations (`.tsv`).
+//! - [`npy`]: NumPy `.npy` arrays (read: 1-D and 2-D, numeric dtypes, C or Fortran
+//!   order, versions 1.0–3.0; write: 2-D float32), how P300 speller blocks are stored.
 //!
 //! Every parser takes bytes or text plus the name of their source, never panics on
 //! malformed input, and reports errors that name the file, the place and the problem.
@@ -15,5 +17,6 @@
 
 pub mod circor;
 pub mod mat;
+pub mod npy;
 pub mod wav;
 pub mod wfdb;
