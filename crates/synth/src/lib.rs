@@ -11,6 +11,10 @@
 //!   per-location `.wav` (4 kHz PCG), `.hea` and `.tsv` segmentations, murmur Present,
 //!   Absent or Unknown and outcome Normal or Abnormal.
 //!
+//! [`p300`] writes P300 speller blocks (`S01/block_1.npy`, … with 64 EEG rows and the
+//! trigger row at 250 Hz) with its own [`p300::write`]: that challenge is streamed to an
+//! entry rather than evaluated from files, so it is not one of the [`Challenge`]s.
+//!
 //! The same seed gives byte-identical files on every machine: the generator is our own
 //! SplitMix64 and the signal maths uses only correctly rounded IEEE operations (see
 //! [`dmath`]). Item *k* of a set depends only on the seed and *k*, so a smaller set is a
@@ -25,9 +29,8 @@
 //! trivial answer without being perfect.
 //!
 //! Not for: judging how well an algorithm does on real patients (synthetic scores say
-//! nothing about that), reproducing the real data's statistics, or P300 sessions (not
-//! written yet). Nor does it read data: the files it writes are read with `formats` and
-//! labelled with `score`.
+//! nothing about that) or reproducing the real data's statistics. Nor does it read data:
+//! the files it writes are read with `formats` and labelled with `score`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,7 @@ mod cinc2017;
 mod cpsc2021;
 pub mod dmath;
 mod ecg;
+pub mod p300;
 mod physionet2022;
 mod rng;
 
@@ -128,6 +132,12 @@ pub enum SynthError {
         count: usize,
         max: usize,
     },
+    /// A generator parameter out of its range (the P300 blocks' subjects, characters, snr).
+    #[error("{challenge}: {reason}")]
+    BadParams {
+        challenge: &'static str,
+        reason: String,
+    },
     #[error("{}: {reason}", dir.display())]
     OutDir { dir: PathBuf, reason: String },
     #[error("{}: cannot write: {source}", path.display())]
@@ -144,6 +154,8 @@ pub enum SynthError {
     Wav(#[from] formats::wav::WavError),
     #[error(transparent)]
     Circor(#[from] formats::circor::CircorError),
+    #[error(transparent)]
+    Npy(#[from] formats::npy::NpyError),
     /// A generated item broke one of the layout's rules (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(String),
