@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod demo_cmd;
 mod evaluate_cmd;
 mod output;
+mod p300_cmd;
 mod runtime_cmd;
 mod sandbox_cmd;
 mod score_cmd;
@@ -56,6 +57,9 @@ enum Command {
     Demo(demo_cmd::DemoArgs),
     /// Write a challenge's deterministic, labelled synthetic data in its native layout.
     Synth(synth_cmd::SynthArgs),
+    /// The online P300 speller challenge: synthetic speller blocks.
+    #[command(subcommand)]
+    P300(p300_cmd::P300Command),
 }
 
 fn init_logging(verbose: u8) {
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Command::Evaluate(a) => evaluate_cmd::run(a, &mut out),
         Command::Demo(a) => demo_cmd::run(a, &mut out),
         Command::Synth(a) => synth_cmd::run(a, &mut out),
+        Command::P300(cmd) => p300_cmd::run(cmd, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     // The cgroups the sandbox made ahead for further runs (nothing if none ran).

@@ -1,0 +1,80 @@
+//! `physiojudge p300 ...`: the P300 speller challenge's own commands. For now only
+//! `synth`, which writes deterministic speller blocks; the challenge is streamed to an
+//! entry, so it is not one of `physiojudge synth`'s file-based challenges.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use synth::SynthError;
+use synth::p300::{self, P300Params};
+
+use crate::output::UsageError;
+
+#[derive(Subcommand)]
+pub enum P300Command {
+    /// Write deterministic P300 speller blocks: DIR/S01/block_1.npy, ... (float32, 65 rows
+    /// = 64 EEG channels and the trigger row, 250 Hz; the trigger row holds the true
+    /// target codes 101-136).
+    Synth(SynthArgs),
+}
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// Subjects, one block each (1-99).
+    #[arg(long, value_name = "N")]
+    pub subjects: usize,
+    /// Seed: the same seed writes the same bytes on every machine.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+    /// Folder to write into: created if missing, and it must be empty.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Characters (trials) per block (1-200).
+    #[arg(long, value_name = "C", default_value_t = p300::DEFAULT_CHARS)]
+    pub chars: usize,
+    /// P300 peak at Pz over the background's standard deviation there (0-100; 0: no
+    /// response at all).
+    #[arg(long, value_name = "X", default_value_t = p300::DEFAULT_SNR)]
+    pub snr: f64,
+}
+
+pub fn run(cmd: P300Command, out: &mut dyn Write) -> Result<()> {
+    match cmd {
+        P300Command::Synth(a) => synth(a, out),
+    }
+}
+
+fn synth(a: SynthArgs, out: &mut dyn Write) -> Result<()> {
+    let params = P300Params {
+        subjects: a.subjects,
+        chars: a.chars,
+        seed: a.seed,
+        snr: a.snr,
+    };
+    let written = match p300::write(&a.out, &params) {
+        Ok(w) => w,
+        Err(e @ SynthError::BadParams { .. }) => return Err(UsageError(e.to_string()).into()),
+        Err(e) => {
+            // The error names the folder or file already.
+            return Err(e).context("cannot write the P300 blocks");
+        }
+    };
+    let samples = p300::block_samples(params.chars);
+    writeln!(
+        out,
+        "p300speller: {} subjects × {} characters, {} files of {} × {} samples ({:.1} s at {} Hz) in {} (seed {}, snr {})",
+        params.subjects,
+        params.chars,
+        written.len(),
+        p300::ROWS,
+        samples,
+        samples as f64 / f64::from(p300::SAMPLE_RATE),
+        p300::SAMPLE_RATE,
+        a.out.display(),
+        params.seed,
+        params.snr
+    )?;
+    Ok(())
+}
