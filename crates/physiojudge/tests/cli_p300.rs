@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use testkit::text;
+
 use formats::npy::{self, Dtype};
 
 fn physiojudge(args: &[&str]) -> Output {
@@ -13,14 +15,6 @@ fn physiojudge(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run physiojudge")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn synth(out: &Path, extra: &[&str]) -> Output {
@@ -142,118 +136,37 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("x");
     let d = dir.to_str().unwrap();
-    for args in [
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "0",
-        ][..],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "100",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--chars",
-            "0",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--chars",
-            "201",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--snr",
-            "-1",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--snr",
-            "nan",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--snr",
-            "x",
-        ],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "-1",
-            "--subjects",
-            "1",
-        ],
-        &["p300", "synth", "--out", d, "--subjects", "1"],
-        &["p300", "synth", "--seed", "1", "--subjects", "1"],
-        &["p300", "synth", "--out", d, "--seed", "1"],
-        &[
-            "p300",
-            "synth",
-            "--out",
-            d,
-            "--seed",
-            "1",
-            "--subjects",
-            "1",
-            "--records",
-            "2",
-        ],
-        &["p300", "synth"],
-        &["p300", "nope"],
-        &["p300"],
+    // `p300 synth --out DIR` followed by each of these, then a few other command lines.
+    let after_out = [
+        "--seed 1 --subjects 0",
+        "--seed 1 --subjects 100",
+        "--seed 1 --subjects 1 --chars 0",
+        "--seed 1 --subjects 1 --chars 201",
+        "--seed 1 --subjects 1 --snr -1",
+        "--seed 1 --subjects 1 --snr nan",
+        "--seed 1 --subjects 1 --snr x",
+        "--seed -1 --subjects 1",
+        "--subjects 1",
+        "--seed 1",
+        "--seed 1 --subjects 1 --records 2",
+    ];
+    let mut cases: Vec<Vec<&str>> = after_out
+        .iter()
+        .map(|extra| {
+            let mut args = vec!["p300", "synth", "--out", d];
+            args.extend(extra.split_whitespace());
+            args
+        })
+        .collect();
+    cases.extend([
+        vec!["p300", "synth", "--seed", "1", "--subjects", "1"],
+        vec!["p300", "synth"],
+        vec!["p300", "nope"],
+        vec!["p300"],
         // The generic synth command does not know this challenge.
-        &["synth", "p300speller", "--out", d, "--seed", "1"],
-    ] {
+        vec!["synth", "p300speller", "--out", d, "--seed", "1"],
+    ]);
+    for args in &cases {
         let o = physiojudge(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(!dir.exists(), "{args:?} created the folder");

@@ -5,20 +5,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use testkit::text;
+
 fn physiojudge(args: &[&str], runtime_dir: &PathBuf) -> Output {
     Command::new(env!("CARGO_BIN_EXE_physiojudge"))
         .args(args)
         .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir)
         .output()
         .expect("run physiojudge")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

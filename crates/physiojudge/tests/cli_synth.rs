@@ -5,19 +5,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use testkit::text;
+
 fn physiojudge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_physiojudge"))
         .args(args)
         .output()
         .expect("run physiojudge")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn synth(challenge: &str, out: &Path, seed: &str, records: &str) -> Output {

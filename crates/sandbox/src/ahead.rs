@@ -70,37 +70,41 @@ fn name(slot: u32) -> String {
     )
 }
 
-static JANITOR: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+/// The janitor's queue; `None` if its thread could not be started (then cgroups are
+/// removed on the run's own path, as before there was a janitor).
+static JANITOR: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
 
-fn janitor() -> &'static Mutex<Sender<Job>> {
-    JANITOR.get_or_init(|| {
-        let (tx, rx) = channel::<Job>();
-        std::thread::Builder::new()
-            .name("sandbox-cgroups".into())
-            .spawn(move || {
-                for job in rx {
-                    match job {
-                        Job::Replace(job) => {
-                            let (used, layout, slot, limits) = *job;
-                            // A failure leaves an empty directory, which the Drop of a
-                            // failed removal retries and the next runner's sweep takes.
-                            let _ = used.remove();
-                            let key = (layout, slot);
-                            if !lock(spares()).contains_key(&key)
-                                && let Ok(ready) = Ready::make(&key.0, slot, limits)
-                            {
-                                lock(spares()).insert(key, ready);
+fn janitor() -> Option<&'static Mutex<Sender<Job>>> {
+    JANITOR
+        .get_or_init(|| {
+            let (tx, rx) = channel::<Job>();
+            std::thread::Builder::new()
+                .name("sandbox-cgroups".into())
+                .spawn(move || {
+                    for job in rx {
+                        match job {
+                            Job::Replace(job) => {
+                                let (used, layout, slot, limits) = *job;
+                                // A failure leaves an empty directory, which the Drop of a
+                                // failed removal retries and the next runner's sweep takes.
+                                let _ = used.remove();
+                                let key = (layout, slot);
+                                if !lock(spares()).contains_key(&key)
+                                    && let Ok(ready) = Ready::make(&key.0, slot, limits)
+                                {
+                                    lock(spares()).insert(key, ready);
+                                }
+                            }
+                            Job::Flush(done) => {
+                                let _ = done.send(());
                             }
                         }
-                        Job::Flush(done) => {
-                            let _ = done.send(());
-                        }
                     }
-                }
-            })
-            .expect("a thread for the cgroup janitor");
-        Mutex::new(tx)
-    })
+                })
+                .ok()
+                .map(|_| Mutex::new(tx))
+        })
+        .as_ref()
 }
 
 /// The cgroup for a run in `slot` with `limits`: one readied ahead, or a new one.
@@ -122,7 +126,11 @@ pub(crate) fn take(layout: &Layout, slot: u32, limits: CgroupLimits) -> Result<R
 /// Hands over a run's cgroup, once empty: removed behind, and replaced ahead.
 pub(crate) fn done(layout: &Layout, slot: u32, used: Ready) {
     let job = Job::Replace(Box::new((used.cgroup, layout.clone(), slot, used.limits)));
-    if let Err(std::sync::mpsc::SendError(Job::Replace(job))) = lock(janitor()).send(job) {
+    let unsent = match janitor() {
+        Some(j) => lock(j).send(job).err().map(|e| e.0),
+        None => Some(job),
+    };
+    if let Some(Job::Replace(job)) = unsent {
         let _ = job.0.remove();
     }
 }
@@ -130,7 +138,7 @@ pub(crate) fn done(layout: &Layout, slot: u32, used: Ready) {
 /// Removes every cgroup this process made ahead and waits (a few seconds at most) for
 /// the removals under way. For a runner that is about to exit.
 pub fn shutdown() {
-    if let Some(janitor) = JANITOR.get() {
+    if let Some(Some(janitor)) = JANITOR.get() {
         let (tx, rx) = channel();
         if lock(janitor).send(Job::Flush(tx)).is_ok() {
             let _ = rx.recv_timeout(Duration::from_secs(5));

@@ -248,8 +248,11 @@ impl Slot<'_> {
                 json.len()
             ));
         }
-        if fds.cgroups.len() > MAX_CGROUPS || fds.trees.len() > MAX_BINDS {
+        if fds.trees.len() > MAX_BINDS {
             return Err(format!("too many binds (at most {MAX_BINDS})"));
+        }
+        if fds.cgroups.len() > MAX_CGROUPS {
+            return Err(format!("too many cgroups (at most {MAX_CGROUPS})"));
         }
         let mut last = String::new();
         for _ in 0..2 {

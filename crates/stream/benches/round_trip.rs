@@ -13,32 +13,11 @@ use std::time::Instant;
 use stream::protocol::{Client, serve};
 use stream::{Block, Session, SubjectBlocks};
 
-/// A 65-row block of `trials` characters laid out as the contest's: cue 1 s, 5 sequences
-/// of 12 flashes 37/38 samples apart, 850 ms gaps, trial end, 1 s pause.
-fn block(trials: usize) -> Block {
-    let mut triggers: Vec<(usize, f32)> = Vec::new();
-    let mut t = 0usize;
-    for c in 0..trials {
-        triggers.push((t, (101 + c % 36) as f32));
-        let mut s = t + 250;
-        for _ in 0..5 {
-            for k in 0..12 {
-                triggers.push((s + (k as f64 * 37.5).round() as usize, (k + 1) as f32));
-            }
-            triggers.push((s + 450, 200.0));
-            s += 450 + 212;
-        }
-        triggers.push((s, 241.0));
-        t = s + 250;
-    }
-    let samples = t;
-    let mut data: Vec<f32> = (0..64 * samples).map(|i| (i % 97) as f32 * 0.1).collect();
-    let mut trig = vec![0f32; samples];
-    for (i, v) in triggers {
-        trig[i] = v;
-    }
-    data.extend(trig);
-    Block::new("S01/block_1", 65, samples, data).expect("a consistent block")
+/// The contest's 32-character block (65 rows), from the project's own generator.
+fn block() -> Block {
+    let params = synth::p300::P300Params::default();
+    let b = synth::p300::block(&params, 1).expect("a generated block");
+    Block::new("S01/block_1", synth::p300::ROWS, b.samples, b.data).expect("a consistent block")
 }
 
 /// CPU time of the calling thread so far, from the scheduler's own account
@@ -55,7 +34,7 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(7);
-    let block = block(32);
+    let block = block();
     let mut per_packet = Vec::new();
     let mut host_cpu = Vec::new();
     for _ in 0..runs {

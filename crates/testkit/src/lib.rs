@@ -187,3 +187,12 @@ pub fn root(test: &str) -> bool {
     }
     ok
 }
+
+/// A finished command's stdout and stderr together, for assertion messages.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
