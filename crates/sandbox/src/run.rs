@@ -191,8 +191,6 @@ pub fn run(cfg: &RunConfig) -> Run {
     }
 }
 
-thread_local! { pub static TT: std::cell::RefCell<Vec<(&'static str, std::time::Instant)>> = const { std::cell::RefCell::new(Vec::new()) }; }
-
 fn run_inner(cfg: &RunConfig) -> Result<Run, String> {
     let slot = SlotSpec {
         system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),

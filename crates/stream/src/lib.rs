@@ -11,10 +11,13 @@
 //! [`protocol`] carries a session over a byte stream to an algorithm in another process
 //! (a sandboxed entry) in any language.
 //!
-//! Not here: running the algorithm (the sandbox), reading blocks from disk (the judge),
-//! the ITR formula itself ([`score::itr`]).
+//! [`load`] reads blocks stored in the organiser layout (`<subject>/<block>.npy`).
+//!
+//! Not here: running the algorithm (the sandbox), choosing which subjects a stage
+//! streams (the judge), the ITR formula itself ([`score::itr`]).
 
 mod block;
+pub mod load;
 pub mod protocol;
 mod session;
 #[cfg(test)]
