@@ -80,6 +80,8 @@ pub struct RunSpec {
     pub argv: Vec<String>,
     /// Count the program's user-space instructions (the machine has a counter).
     pub count_instructions: bool,
+    /// Pin the program to this CPU (see [`crate::RunConfig::cpu`]).
+    pub cpu: Option<usize>,
 }
 
 /// A run's descriptors, as the program process receives them.
@@ -205,6 +207,15 @@ pub(crate) fn program(
         fail(e);
     }
     drop(trees);
+    if let Some(cpu) = spec.cpu {
+        let mut set = nix::sched::CpuSet::new();
+        if let Err(e) = set
+            .set(cpu)
+            .and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set))
+        {
+            fail(format!("pinning to CPU {cpu}: {e}"));
+        }
+    }
     // Nothing but 0–3 and the go pipe may reach the program: whatever the runner itself
     // inherited and left open (a shell's `exec 7</`) would otherwise pass through.
     close_from(STATUS_FD + 1, go.as_raw_fd());

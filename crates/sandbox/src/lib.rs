@@ -26,4 +26,4 @@ mod tree;
 pub use ahead::shutdown;
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};
-pub use run::{InitProgram, Run, RunConfig, run};
+pub use run::{Conversation, InitProgram, Run, RunConfig, run, run_serving};

@@ -42,8 +42,15 @@ pub struct RunConfig {
     pub limits: Limits,
     /// Concurrent runs use different slots.
     pub slot: u32,
-    /// A file fed on stdin (else `/dev/null`).
+    /// A file fed on stdin (else `/dev/null`). Not used by [`run_serving`], whose caller
+    /// talks to the program over its stdin and stdout.
     pub stdin: Option<PathBuf>,
+    /// Pin the program to this CPU (and, in [`run_serving`], the thread that talks to it):
+    /// a conversation of small messages costs several times more when its two ends wake
+    /// each other across CPUs (an inter-processor interrupt each way, a VM exit on a
+    /// virtual machine). The program may move itself within the host's allowed CPUs; this
+    /// is about speed, not containment.
+    pub cpu: Option<usize>,
     pub init: InitProgram,
     /// Where the cgroup hierarchies are mounted.
     pub cgroup_base: PathBuf,
@@ -60,6 +67,7 @@ impl RunConfig {
             limits: Limits::default(),
             slot: 0,
             stdin: None,
+            cpu: None,
             init,
             cgroup_base: PathBuf::from("/sys/fs/cgroup"),
         }
@@ -89,6 +97,14 @@ pub struct Run {
     pub stderr: Vec<u8>,
 }
 
+/// The program's standard input and output as [`run_serving`] hands them to its caller.
+pub struct Conversation {
+    /// What is written here, the program reads on its standard input.
+    pub to_program: std::fs::File,
+    /// What the program writes on its standard output.
+    pub from_program: std::fs::File,
+}
+
 /// One of the pipes a run writes to, read as it comes: the first `cap` bytes kept, all
 /// counted. Closed at end of file, or once more than `cap` bytes came (the program may
 /// then die of SIGPIPE: the flood is the reason either way).
@@ -106,6 +122,16 @@ impl Stream {
             kept: Vec::new(),
             total: 0,
             cap,
+        }
+    }
+
+    /// Nothing to read (the stream goes elsewhere).
+    fn none() -> Stream {
+        Stream {
+            fd: None,
+            kept: Vec::new(),
+            total: 0,
+            cap: 0,
         }
     }
 
@@ -184,26 +210,51 @@ fn layout(base: &std::path::Path) -> Result<Layout, String> {
 /// Runs the program and says how it ended. Never fails: a sandbox failure is a result
 /// with the `internal_error` verdict and a message.
 pub fn run(cfg: &RunConfig) -> Run {
-    let start = Instant::now();
-    match run_inner(cfg) {
-        Ok(r) => r,
-        Err(e) => internal(e, start.elapsed()),
-    }
+    run_serving(cfg, None::<fn(Conversation)>).0
 }
 
-fn run_inner(cfg: &RunConfig) -> Result<Run, String> {
+/// Runs the program while `serve` talks to it over its standard input and output, on a
+/// thread of its own (pinned to [`RunConfig::cpu`] if set), and says how the run ended
+/// and what `serve` returned. The run's limits hold as in [`run`]: when the program ends
+/// or is stopped, its ends of the pipes close, so `serve` sees end of file or a broken
+/// pipe; when `serve` returns, its ends close and the program sees the same. `serve`
+/// does not run when the sandbox fails before the program starts (`None`).
+/// Without `serve`, this is [`run`].
+pub fn run_serving<T: Send>(
+    cfg: &RunConfig,
+    serve: Option<impl FnOnce(Conversation) -> T + Send>,
+) -> (Run, Option<T>) {
+    let start = Instant::now();
+    let mut served = None;
     let slot = SlotSpec {
         system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
         uid: BASE_ID + cfg.slot,
         gid: BASE_ID + cfg.slot,
     };
-    crate::spawner::with_slot(&cfg.init, cfg.slot, &slot, |spawner| {
-        run_in_slot(cfg, spawner)
-    })
+    let run = crate::spawner::with_slot(&cfg.init, cfg.slot, &slot, |spawner| {
+        run_in_slot(cfg, spawner, serve, &mut served)
+    });
+    match run {
+        Ok(r) => (r, served),
+        Err(e) => (internal(e, start.elapsed()), served),
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_thread(cpu: usize) -> Result<(), String> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)
+        .and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set))
+        .map_err(|e| format!("pinning to CPU {cpu}: {e}"))
 }
 
 /// One run, holding its slot from the start until its last process is gone.
-fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Run, String> {
+fn run_in_slot<T: Send>(
+    cfg: &RunConfig,
+    spawner: &mut crate::spawner::Slot,
+    serve: Option<impl FnOnce(Conversation) -> T + Send>,
+    served: &mut Option<T>,
+) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
     let layout = layout(&cfg.cgroup_base)?;
     // What runners killed before they could clean up left behind: once per process, not
@@ -253,6 +304,7 @@ fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Ru
             cwd: cfg.cwd.clone(),
             argv: cfg.argv.clone(),
             count_instructions: crate::instructions::available(),
+            cpu: cfg.cpu,
         },
         cgroups: cgroup_procs.len(),
     };
@@ -261,12 +313,24 @@ fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Ru
     let (status_r, status_w) = pipe()?;
     let (stdout_r, stdout_w) = pipe()?;
     let (stderr_r, stderr_w) = pipe()?;
-    let stdin_path = cfg
-        .stdin
-        .as_deref()
-        .unwrap_or(std::path::Path::new("/dev/null"));
-    let stdin = std::fs::File::open(stdin_path)
-        .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
+    // Serving: the caller writes the program's stdin and reads its stdout.
+    let (stdin, to_program): (OwnedFd, _) = if serve.is_some() {
+        let (r, w) = pipe()?;
+        (r, Some(w))
+    } else {
+        let stdin_path = cfg
+            .stdin
+            .as_deref()
+            .unwrap_or(std::path::Path::new("/dev/null"));
+        let file = std::fs::File::open(stdin_path)
+            .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
+        (file.into(), None)
+    };
+    if let Some(cpu) = cfg.cpu {
+        // Refused before the run, not found out by the program's setup.
+        let mut set = nix::sched::CpuSet::new();
+        set.set(cpu).map_err(|e| format!("CPU {cpu}: {e}"))?;
+    }
     // The run's clock starts here, not before: a slot's first run also starts its
     // spawner and builds its root, and a run may have waited for its slot.
     let start = Instant::now();
@@ -283,13 +347,69 @@ fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Ru
     )?;
     // Only the run holds the write ends now, so their closing is the run's end.
     drop((stdin, status_w, stdout_w, stderr_w, cgroup_procs, trees));
+    std::thread::scope(|scope| {
+        if let (Some(serve), Some(to_program)) = (serve, to_program) {
+            let from_program = stdout_r;
+            let cpu = cfg.cpu;
+            let server = std::thread::Builder::new()
+                .name("sandbox-serve".into())
+                .spawn_scoped(scope, move || {
+                    if let Some(cpu) = cpu {
+                        // Slower if it fails, not wrong.
+                        let _ = pin_thread(cpu);
+                    }
+                    serve(Conversation {
+                        to_program: to_program.into(),
+                        from_program: from_program.into(),
+                    })
+                });
+            let server = match server {
+                Ok(s) => s,
+                Err(e) => {
+                    // Its pipes are gone with the closure: the program sees end of file.
+                    let _ = kill_all(cgroup, spawner);
+                    return Err(format!("starting the serving thread: {e}"));
+                }
+            };
+            let run = follow(cfg, spawner, cgroup, None, stderr_r, status_r, start);
+            // The program is gone, so its ends are closed and the thread returns.
+            *served = server.join().ok();
+            run
+        } else {
+            follow(
+                cfg,
+                spawner,
+                cgroup,
+                Some(stdout_r),
+                stderr_r,
+                status_r,
+                start,
+            )
+        }
+    })
+    .and_then(|(streams, stop, ended)| finish(cfg, &layout, ready, streams, stop, ended, start))
+}
+
+/// What following a run saw: its three streams, why the runner stopped it (if it did),
+/// and when it ended.
+type Followed = ([Stream; 3], Option<Stop>, Option<Duration>);
+
+/// Follows the run until its last process is gone: the status pipe (which the spawner
+/// closes when the program has ended), the outputs, and the limits every `CHECK_EVERY`.
+fn follow(
+    cfg: &RunConfig,
+    spawner: &mut crate::spawner::Slot,
+    cgroup: &crate::cgroup::Cgroup,
+    stdout: Option<OwnedFd>,
+    stderr: OwnedFd,
+    status: OwnedFd,
+    start: Instant,
+) -> Result<Followed, String> {
     let cap = cfg.limits.output_bytes;
-    // One thread follows the run: the status pipe (which the spawner closes when the
-    // program has ended), the outputs, and the limits every `CHECK_EVERY`.
     let mut streams = [
-        Stream::new(status_r, STATUS_CAP),
-        Stream::new(stdout_r, cap),
-        Stream::new(stderr_r, cap),
+        Stream::new(status, STATUS_CAP),
+        stdout.map_or_else(Stream::none, |fd| Stream::new(fd, cap)),
+        Stream::new(stderr, cap),
     ];
     let mut stop = None;
     let mut ended: Option<Duration> = None;
@@ -350,6 +470,21 @@ fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Ru
             }
         }
     }
+    Ok((streams, stop, ended))
+}
+
+/// The run's record, from what following it saw and its cgroup's accounts.
+fn finish(
+    cfg: &RunConfig,
+    layout: &Layout,
+    ready: crate::ahead::Ready,
+    streams: [Stream; 3],
+    mut stop: Option<Stop>,
+    ended: Option<Duration>,
+    start: Instant,
+) -> Result<Run, String> {
+    let cap = cfg.limits.output_bytes;
+    let cgroup = &ready.cgroup;
     let wall = ended.unwrap_or_else(|| start.elapsed());
     let [status, out, err] = streams;
     let report = String::from_utf8_lossy(&status.kept).into_owned();
@@ -364,7 +499,7 @@ fn run_in_slot(cfg: &RunConfig, spawner: &mut crate::spawner::Slot) -> Result<Ru
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
     // Empty now (killed and checked above); removed off the run's path.
-    crate::ahead::done(&layout, cfg.slot, ready);
+    crate::ahead::done(layout, cfg.slot, ready);
 
     let (instructions, line) = match report.split_once('\n') {
         Some((first, rest)) if first.starts_with("instructions ") => {

@@ -450,3 +450,58 @@ fn a_slot_whose_init_died_is_rebuilt() {
     std::thread::sleep(Duration::from_millis(100));
     expect(&run(&cfg), Verdict::Ok, "after the init died");
 }
+
+#[test]
+fn a_served_program_talks_over_its_stdin_and_stdout_pinned_to_one_cpu() {
+    use std::io::{BufRead, BufReader, Write};
+    let script = "import sys\n\
+                  for line in sys.stdin:\n    sys.stdout.write(line.upper()); sys.stdout.flush()\n\
+                  print(open('/proc/self/status').read().split('Cpus_allowed_list:')[1].split()[0], file=sys.stderr)\n";
+    let Some(mut cfg) = config("served", &["/usr/bin/python3", "-c", script]) else {
+        return;
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cfg.cpu = Some(cpus - 1);
+    let (r, served) = sandbox::run_serving(
+        &cfg,
+        Some(|c: sandbox::Conversation| {
+            let mut to = c.to_program;
+            let mut from = BufReader::new(c.from_program);
+            let mut got = Vec::new();
+            for word in ["abc\n", "def\n"] {
+                to.write_all(word.as_bytes()).unwrap();
+                let mut line = String::new();
+                from.read_line(&mut line).unwrap();
+                got.push(line);
+            }
+            got
+        }),
+    );
+    expect(&r, Verdict::Ok, "served");
+    assert_eq!(served.unwrap(), ["ABC\n", "DEF\n"]);
+    // Its stdout went to the conversation, not to the record.
+    assert_eq!(r.result.stdout_bytes, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&r.stderr).trim(),
+        (cpus - 1).to_string()
+    );
+}
+
+#[test]
+fn a_served_program_that_never_reads_is_stopped_by_its_limits_and_frees_the_server() {
+    let Some(mut cfg) = sh("served_silent", "exec sleep 30") else {
+        return;
+    };
+    cfg.limits.wall_time = Duration::from_secs(1);
+    let (r, served) = sandbox::run_serving(
+        &cfg,
+        Some(|c: sandbox::Conversation| {
+            use std::io::Write;
+            // Far more than a pipe holds: blocks until the program is gone.
+            let mut to = c.to_program;
+            to.write_all(&vec![0u8; 4 << 20]).map_err(|e| e.kind())
+        }),
+    );
+    expect(&r, Verdict::WallTimeLimit, "silent");
+    assert_eq!(served.unwrap(), Err(std::io::ErrorKind::BrokenPipe));
+}
