@@ -119,9 +119,11 @@ fn sorted_entries(dir: &Path, want_dirs: bool) -> Result<Vec<(String, PathBuf)>,
             continue;
         };
         let kind = entry.file_type().map_err(io(&path))?;
-        if want_dirs && kind.is_dir() && !name.starts_with('.') {
-            found.push((name, path));
-        } else if !want_dirs && kind.is_file() && name.ends_with(".npy") {
+        let wanted = match want_dirs {
+            true => kind.is_dir() && !name.starts_with('.'),
+            false => kind.is_file() && name.ends_with(".npy"),
+        };
+        if wanted {
             found.push((name, path));
         }
     }
@@ -262,7 +264,7 @@ mod tests {
         let f64_file = |values: [f64; 2]| {
             let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 1), }";
             let mut h = header.to_string();
-            while (10 + h.len() + 1) % 64 != 0 {
+            while !(10 + h.len() + 1).is_multiple_of(64) {
                 h.push(' ');
             }
             h.push('\n');

@@ -47,6 +47,19 @@ pub enum ProtocolError {
     TooManyReports,
 }
 
+impl ProtocolError {
+    /// The algorithm sent what the protocol forbids. Not a connection that ended (the
+    /// algorithm exited, crashed or was stopped: its run's verdict says which), nor one
+    /// that ended inside a frame (a crash while writing, or a violation if it exited
+    /// cleanly: the caller knows which).
+    pub fn is_violation(&self) -> bool {
+        matches!(
+            self,
+            ProtocolError::Length { .. } | ProtocolError::Kind { .. } | ProtocolError::TooManyReports
+        )
+    }
+}
+
 /// What the host's loop saw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Served {
