@@ -57,7 +57,8 @@ enum Command {
     Demo(demo_cmd::DemoArgs),
     /// Write a challenge's deterministic, labelled synthetic data in its native layout.
     Synth(synth_cmd::SynthArgs),
-    /// The online P300 speller challenge: synthetic speller blocks.
+    /// The online P300 speller challenge: synthetic speller blocks, converted BNCI
+    /// recordings.
     #[command(subcommand)]
     P300(p300_cmd::P300Command),
 }

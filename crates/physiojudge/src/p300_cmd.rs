@@ -1,6 +1,7 @@
-//! `physiojudge p300 ...`: the P300 speller challenge's own commands. For now only
-//! `synth`, which writes deterministic speller blocks; the challenge is streamed to an
-//! entry, so it is not one of `physiojudge synth`'s file-based challenges.
+//! `physiojudge p300 ...`: the P300 speller challenge's own commands: `synth`, which
+//! writes deterministic speller blocks (the challenge is streamed to an entry, so it is
+//! not one of `physiojudge synth`'s file-based challenges), and `convert-bnci`, which
+//! turns the BNCI 2015-003 recordings into blocks of the same layout.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,6 +19,20 @@ pub enum P300Command {
     /// = 64 EEG channels and the trigger row, 250 Hz; the trigger row holds the true
     /// target codes 101-136).
     Synth(SynthArgs),
+    /// Convert BNCI 2015-003 speller recordings (sN.mat) into blocks of the same layout:
+    /// DIR/S<NN>/block_1.npy (the train run) and block_2.npy (the test run), two trials
+    /// per spelled character. Decisions and caveats: docs/p300-data.md.
+    ConvertBnci(ConvertBnciArgs),
+}
+
+#[derive(Args)]
+pub struct ConvertBnciArgs {
+    /// Folder to write into: created if missing, and it must be empty.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The BNCI files, each a MAT v5 file holding the struct sN (N 1-99: the subject).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -43,7 +58,29 @@ pub struct SynthArgs {
 pub fn run(cmd: P300Command, out: &mut dyn Write) -> Result<()> {
     match cmd {
         P300Command::Synth(a) => synth(a, out),
+        P300Command::ConvertBnci(a) => convert_bnci(a, out),
     }
+}
+
+fn convert_bnci(a: ConvertBnciArgs, out: &mut dyn Write) -> Result<()> {
+    // Every error names the file (or folder) and the place in it.
+    let written = bnci::write(&a.out, &a.files).context("cannot convert the BNCI files")?;
+    for w in &written {
+        let spelled: Vec<String> = w.spelled.chars().map(String::from).collect();
+        writeln!(
+            out,
+            "{}: {} -> {} × {} samples ({:.1} s at {} Hz), {} trials: {}",
+            a.out.join(&w.path).display(),
+            w.source,
+            p300::ROWS,
+            w.samples,
+            w.samples as f64 / f64::from(p300::SAMPLE_RATE),
+            p300::SAMPLE_RATE,
+            spelled.len(),
+            spelled.join(" ")
+        )?;
+    }
+    Ok(())
 }
 
 fn synth(a: SynthArgs, out: &mut dyn Write) -> Result<()> {
