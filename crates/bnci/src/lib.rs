@@ -21,9 +21,10 @@
 //!
 //! Not for: other BNCI data sets or other speller layouts, scoring or ranking entries
 //! (the two trials of a character share its target, the paradigm's timing differs from
-//! the contest's, and only 8 of 64 channels carry signal: see the docs), or keeping the
-//! data: nothing here stores or ships the recordings, whose licence is unclear; the
-//! converted files go wherever the caller says.
+//! the contest's, only 8 of 64 channels carry signal, and an entry that knows BNCI's
+//! public flash orders could narrow down the targets from the codes alone: see the
+//! docs), or keeping the data: nothing here stores or ships the recordings, whose
+//! licence is unclear; the converted files go wherever the caller says.
 //!
 //! Errors name the file, the place (variable and 0-based sample at 256 Hz) and the
 //! problem; no input makes it panic.
