@@ -43,7 +43,8 @@ pub enum Interface {
     /// PhysioNet 2022: our drivers call the entry's `team_code.py`, first to train a
     /// model on labelled data, then to run it on unlabelled data.
     TrainRun,
-    /// P300 speller: packets streamed to a running algorithm (issue 7).
+    /// P300 speller: packets streamed to a running algorithm (`crate::streaming`), which
+    /// may first train on the training subjects' labelled blocks.
     Stream,
 }
 
@@ -57,7 +58,7 @@ pub enum Layout {
     Cinc2017,
     /// CirCor `training_data`: `<patient>.txt` with its recordings.
     Physionet2022,
-    /// P300 speller blocks (issue 7).
+    /// P300 speller blocks: a folder per subject of `.npy` blocks (`stream::load`).
     P300,
 }
 
@@ -136,6 +137,18 @@ pub struct Challenge {
     pub split: Split,
     pub limits: LimitsDef,
     pub labels: LabelRules,
+    /// The stream interface's session.
+    #[serde(default)]
+    pub stream: Option<StreamDef>,
+}
+
+/// How a streaming session is played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamDef {
+    /// Seeds the subjects' shuffled order (published: the order is no secret, and a
+    /// fixed seed makes a session reproducible).
+    pub seed: u64,
 }
 
 impl Challenge {
@@ -187,6 +200,18 @@ impl Challenge {
         }
         if self.interface == Interface::TrainRun && self.limits.train_s.is_none() {
             return Err("a train-run challenge needs limits.train_s".into());
+        }
+        let streaming = self.interface == Interface::Stream;
+        if streaming != self.stream.is_some() {
+            return Err(
+                "a [stream] table goes with interface = \"stream\", and only with it".into(),
+            );
+        }
+        if streaming != (self.layout == Layout::P300) || streaming != (self.scorer == ScorerId::Itr)
+        {
+            return Err(
+                "interface = \"stream\", layout = \"p300\" and scorer = \"itr\" go together".into(),
+            );
         }
         let l = &self.limits;
         if l.memory_mb == 0 || l.pids == 0 || l.record_cpu_s == 0 || l.record_wall_s == 0 {
@@ -271,6 +296,21 @@ mod tests {
             .replace("quiz = 0.3", "quiz = 1.0")
             .replace("exam = 0.7", "exam = 0.0");
         assert!(Challenge::parse(&text, "x").is_err());
+    }
+
+    #[test]
+    fn a_stream_table_goes_with_the_stream_interface_only() {
+        let p300 = BUILT_IN[3].1;
+        let c = Challenge::parse(p300, "p").unwrap();
+        assert_eq!(c.stream, Some(StreamDef { seed: 2026 }));
+        let cut = p300.split("[stream]").next().unwrap();
+        let e = Challenge::parse(cut, "p").unwrap_err().to_string();
+        assert!(e.contains("[stream] table goes with"), "{e}");
+        let text = format!("{}\n[stream]\nseed = 1\n", BUILT_IN[0].1);
+        assert!(Challenge::parse(&text, "c").is_err());
+        let text = p300.replace("scorer = \"itr\"", "scorer = \"cinc2017\"");
+        let e = Challenge::parse(&text, "p").unwrap_err().to_string();
+        assert!(e.contains("go together"), "{e}");
     }
 
     #[test]

@@ -108,11 +108,7 @@ impl Dataset {
                     .collect()
             }
             Layout::Physionet2022 => stems(&all, ".txt"),
-            Layout::P300 => {
-                return Err(data(
-                    "P300 data folders are read by the streaming issue, not yet here".into(),
-                ));
-            }
+            Layout::P300 => return Dataset::open_p300(dir),
         };
         if ids.is_empty() {
             return Err(data(format!(
@@ -172,6 +168,44 @@ impl Dataset {
         }
         Ok(Dataset {
             layout,
+            dir: dir.to_path_buf(),
+            items,
+        })
+    }
+
+    /// A folder per subject (its name the item and subject id), holding its `.npy`
+    /// blocks; the blocks themselves are read when streamed or shown.
+    fn open_p300(dir: &Path) -> Result<Dataset, JudgeError> {
+        let subjects = stream::load::subject_dirs(dir).map_err(|e| data(e.to_string()))?;
+        let mut items = Vec::with_capacity(subjects.len());
+        for sub in subjects {
+            let id = sub
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            check_name(&id, dir)?;
+            let files: Vec<PathBuf> = names_in(&sub)?
+                .into_iter()
+                .filter(|n| n.ends_with(".npy") && !n.starts_with('.'))
+                .map(|n| sub.join(n))
+                .collect();
+            if files.is_empty() {
+                return Err(data(format!("{}: no block (.npy file)", sub.display())));
+            }
+            items.push(Item {
+                subject: id.clone(),
+                id,
+                files,
+            });
+        }
+        if items.is_empty() {
+            return Err(data(format!(
+                "{}: no subject folder (the P300 layout is <subject>/<block>.npy)",
+                dir.display()
+            )));
+        }
+        Ok(Dataset {
+            layout: Layout::P300,
             dir: dir.to_path_buf(),
             items,
         })
@@ -285,7 +319,7 @@ pub fn shown_files(
 }
 
 /// Writes `items` as [`shown_files`] gives them into `dest` (which must exist), with a
-/// `RECORDS` list for layouts that have one.
+/// `RECORDS` list for layouts that have one; P300 subjects each in their own folder.
 pub fn materialise(
     layout: Layout,
     items: &[Item],
@@ -293,8 +327,16 @@ pub fn materialise(
     rules: Option<&LabelRules>,
 ) -> Result<(), JudgeError> {
     for item in items {
+        let folder = match layout {
+            Layout::P300 => {
+                let f = dest.join(&item.id);
+                std::fs::create_dir_all(&f).map_err(|e| io(&f, e))?;
+                f
+            }
+            _ => dest.to_path_buf(),
+        };
         for (name, content) in shown_files(item, rules)? {
-            let to = dest.join(name);
+            let to = folder.join(name);
             std::fs::write(&to, content).map_err(|e| io(&to, e))?;
         }
     }
@@ -382,6 +424,37 @@ mod tests {
         };
         let s = three.split(&split, "k").unwrap();
         assert!(!s.training.is_empty() && !s.quiz.is_empty() && !s.exam.is_empty());
+    }
+
+    #[test]
+    fn p300_subjects_are_folders_of_blocks_and_stay_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        for (sub, block) in [("S2", "block_1"), ("S10", "block_1"), ("S10", "block_2")] {
+            std::fs::create_dir_all(data.join(sub)).unwrap();
+            std::fs::write(data.join(sub).join(format!("{block}.npy")), b"x").unwrap();
+        }
+        std::fs::write(data.join("S2/notes.txt"), b"not a block").unwrap();
+        std::fs::create_dir(data.join("S3")).unwrap();
+        let e = Dataset::open(Layout::P300, &data).unwrap_err().to_string();
+        assert!(e.contains("S3: no block"), "{e}");
+        std::fs::remove_dir(data.join("S3")).unwrap();
+        let d = Dataset::open(Layout::P300, &data).unwrap();
+        let ids: Vec<_> = d
+            .items
+            .iter()
+            .map(|i| (i.id.as_str(), i.files.len()))
+            .collect();
+        assert_eq!(ids, [("S2", 1), ("S10", 2)]);
+        let out = tmp.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        materialise(Layout::P300, &d.items, &out, None).unwrap();
+        assert!(out.join("S10/block_2.npy").is_file());
+        assert!(!out.join("S2/notes.txt").exists());
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let e = Dataset::open(Layout::P300, &empty).unwrap_err().to_string();
+        assert!(e.contains("no subject folder"), "{e}");
     }
 
     #[test]

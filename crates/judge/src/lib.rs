@@ -18,6 +18,7 @@ pub mod outputs;
 pub mod pipeline;
 pub mod requirements;
 pub mod result;
+pub mod streaming;
 pub mod unpack;
 
 pub use challenge::{Challenge, Interface};

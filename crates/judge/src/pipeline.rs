@@ -4,12 +4,13 @@
 //! `entry/` (the unpacked entry, given to the sandbox uid, mounted read-write at
 //! `/entry`, the working directory), `judge/` (our drivers, read-only at `/judge`),
 //! `<stage>/data` (what the entry may see of the split, read-only at `/data`),
-//! `<stage>/out` (read-write at `/out`), `model/` (train-run: read-write at `/model` in
-//! train, read-only after).
+//! `<stage>/out` (read-write at `/out`), `model/` (train-run and stream: read-write at
+//! `/model` in train, read-only after).
 //!
 //! In the result folder: `result.json`, `logs/<stage>.log`, `outputs/quiz/` (the quiz
-//! outputs taken from the entry and scored; never mounted), and `private/` (exam log, per-record statuses, outputs and full score report:
-//! the organiser's, never shown to a participant).
+//! outputs taken from the entry and scored; never mounted; a stream quiz's session log),
+//! and `private/` (exam log, per-record statuses, outputs or session log, and full score
+//! report: the organiser's, never shown to a participant).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use crate::result::{
     Counts, EntryVerdict, EvalResult, Outcome, Reason, RecordState, RecordStatus, ScoreSummary,
     SplitSizes, Stage, StageReport,
 };
+use crate::streaming::EntryConfig;
 use crate::unpack::{Caps, unpack};
 use crate::{JudgeError, requirements};
 
@@ -177,6 +179,8 @@ struct Run<'a, 'p> {
     /// The entry's own `answers.txt` (per-record interface), kept before the quiz.
     submitted: Option<Vec<u8>>,
     dry_run: bool,
+    /// The entry's `config.toml` (stream interface), read in prep.
+    config: EntryConfig,
 }
 
 /// Runs every stage and writes the result folder; returns the result. An `Err` is the
@@ -184,12 +188,6 @@ struct Run<'a, 'p> {
 /// does wrong is a stage outcome in the result.
 pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResult, JudgeError> {
     let c = ev.challenge;
-    if c.interface == Interface::Stream {
-        return Err(JudgeError::Challenge(format!(
-            "{}: the stream interface is not implemented yet (the streaming issue brings it)",
-            c.id
-        )));
-    }
     let dataset = Dataset::open(c.layout, ev.data)?;
     let splits = dataset.split(&c.split, &c.id)?;
     if std::fs::read_dir(ev.out).is_ok_and(|mut d| d.next().is_some()) {
@@ -217,11 +215,12 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         stages: Vec::new(),
         submitted: None,
         dry_run: false,
+        config: EntryConfig::default(),
     };
     let mut quiz_score = None;
     let mut exam_score = None;
     let mut ok = run.prep()?;
-    if ok && c.interface == Interface::TrainRun {
+    if ok && has_train(c, &splits.training) {
         ok = run.train(&splits.training)?;
     }
     if ok {
@@ -262,7 +261,12 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         Stage::Score,
     ] {
         if !run.stages.iter().any(|s| s.stage == stage) {
-            let why = if stage == Stage::Train && c.interface != Interface::TrainRun {
+            let why = if stage == Stage::Train
+                && c.interface == Interface::Stream
+                && splits.training.is_empty()
+            {
+                "the split has no training subjects"
+            } else if stage == Stage::Train && !has_train(c, &splits.training) {
                 "this challenge has no train stage"
             } else if failed {
                 "an earlier stage failed"
@@ -308,6 +312,15 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
     };
     write_json(&ev.out.join("result.json"), &result)?;
     Ok(result)
+}
+
+/// Train-run challenges train; a stream challenge trains when it has training subjects.
+fn has_train(c: &Challenge, training: &[Item]) -> bool {
+    match c.interface {
+        Interface::TrainRun => true,
+        Interface::Stream => !training.is_empty(),
+        _ => false,
+    }
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeError> {
@@ -395,6 +408,16 @@ impl Run<'_, '_> {
     }
 
     fn sandbox(&self, argv: &[&str], binds: Vec<Bind>, limits: sandbox::Limits) -> sandbox::Run {
+        sandbox::run(&self.sandbox_config(argv, binds, limits))
+    }
+
+    /// A run in `/entry` (the entry folder, writable) with the runtime and `binds`.
+    fn sandbox_config(
+        &self,
+        argv: &[&str],
+        binds: Vec<Bind>,
+        limits: sandbox::Limits,
+    ) -> RunConfig {
         let mut cfg = RunConfig::new(
             argv.iter().map(|s| s.to_string()).collect(),
             self.ev.init.clone(),
@@ -414,9 +437,13 @@ impl Run<'_, '_> {
                 *v = runtime::Runtime::sandbox_path();
             }
         }
+        if self.c.interface == Interface::Stream {
+            // Our client package, importable from anywhere.
+            cfg.env.push(("PYTHONPATH".into(), "/judge".into()));
+        }
         cfg.limits = limits;
         cfg.slot = self.ev.slot;
-        sandbox::run(&cfg)
+        cfg
     }
 
     // ---------------------------------------------------------------------------------
@@ -485,6 +512,24 @@ impl Run<'_, '_> {
                 .flatten();
         }
         self.dry_run = self.entry.join("DRYRUN").exists();
+        if self.c.interface == Interface::Stream {
+            let path = self.entry.join("config.toml");
+            let parsed = match read_capped(&path, 1 << 20) {
+                Ok(Some(bytes)) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => EntryConfig::parse(text),
+                    Err(e) => Err(format!("not UTF-8 text: {e}")),
+                },
+                Ok(None) => Err("missing".into()),
+                Err(why) => Err(why),
+            };
+            match parsed {
+                Ok(c) => self.config = c,
+                Err(message) => {
+                    log.line(&format!("config.toml: {message}"));
+                    return fail(Reason::Config { message });
+                }
+            }
+        }
         if !problems.is_empty() {
             for p in &problems {
                 log.line(p);
@@ -532,8 +577,13 @@ impl Run<'_, '_> {
         mkdir(&model)?;
         give(&model, self.uid)?;
         self.write_drivers()?;
+        let stream_argv = self.config.train_argv();
+        let argv: Vec<&str> = match self.c.interface {
+            Interface::Stream => stream_argv.iter().map(String::as_str).collect(),
+            _ => vec!["python3", "/judge/train_model.py", "/data", "/model"],
+        };
         let r = self.sandbox(
-            &["python3", "/judge/train_model.py", "/data", "/model"],
+            &argv,
             vec![
                 ro(&data, "/data"),
                 ro(&self.work.join("judge"), "/judge"),
@@ -541,7 +591,7 @@ impl Run<'_, '_> {
             ],
             self.c.train_limits(),
         );
-        log.run("train_model.py", &r);
+        log.run(&argv.join(" "), &r);
         let outcome = match r.result.verdict {
             Verdict::Ok => Outcome::Passed,
             Verdict::InternalError => Outcome::Failed {
@@ -561,9 +611,14 @@ impl Run<'_, '_> {
         Ok(self.finish(Stage::Train, outcome, t, Vec::new(), None, log))
     }
 
+    /// Our code the entry's runs use, at `/judge`: the train-run drivers or the stream
+    /// client package.
     fn write_drivers(&self) -> Result<(), JudgeError> {
         let dir = self.work.join("judge");
         mkdir(&dir)?;
+        if self.c.interface == Interface::Stream {
+            return crate::streaming::write_client(&dir).map_err(|e| io(&dir, e));
+        }
         for (name, text) in DRIVERS {
             std::fs::write(dir.join(name), text).map_err(|e| io(&dir, e))?;
         }
@@ -602,16 +657,22 @@ impl Run<'_, '_> {
             mkdir(d)?;
         }
         give(&out, self.uid)?;
+        let mut streamed = None;
         let (mut records, stopped) = match self.c.interface {
             Interface::PerRecord => self.per_record(stage, items, &taken, &mut log)?,
             Interface::Folder | Interface::TrainRun => {
                 materialise(self.c.layout, items, &data, Some(&self.c.labels))?;
                 self.whole_split(stage, items, &data, &out, &mut log)?
             }
-            Interface::Stream => unreachable!("refused in evaluate"),
+            Interface::Stream => {
+                let (records, stopped, score) =
+                    self.stream_split(stage, items, &taken, &mut log)?;
+                streamed = Some(score);
+                (records, stopped)
+            }
         };
         // Outputs: only regular files, copied out of the entry's reach.
-        if self.c.interface != Interface::PerRecord {
+        if matches!(self.c.interface, Interface::Folder | Interface::TrainRun) {
             let ext = match self.c.scorer {
                 ScorerId::Cpsc2021 => ".json",
                 _ => ".csv",
@@ -625,7 +686,10 @@ impl Run<'_, '_> {
                 log.line(&format!("output {} not taken: {}", s.name, s.why));
             }
         }
-        let scored = self.score(items, &taken, &mut records)?;
+        let scored = match streamed {
+            Some(score) => score,
+            None => self.score(items, &taken, &mut records)?,
+        };
         let first_failure = records
             .iter()
             .find(|r| r.state != RecordState::Ok)
@@ -635,9 +699,14 @@ impl Run<'_, '_> {
         // failure or the stage cap ends it.
         let outcome = match (stopped, first_failure) {
             (Some(reason), _) if quiz => Outcome::Failed { reason },
-            (Some(reason @ (Reason::Internal { .. } | Reason::StageTimeLimit { .. })), _) => {
-                Outcome::Failed { reason }
-            }
+            (
+                Some(
+                    reason @ (Reason::Internal { .. }
+                    | Reason::StageTimeLimit { .. }
+                    | Reason::ComputeBudget { .. }),
+                ),
+                _,
+            ) => Outcome::Failed { reason },
             (None, Some(reason)) if quiz => Outcome::Failed { reason },
             _ => Outcome::Passed,
         };
@@ -723,6 +792,118 @@ impl Run<'_, '_> {
             })
             .collect();
         Ok((records, stopped))
+    }
+
+    /// Stream interface: one session over the split's subjects, the algorithm in one
+    /// sandbox run whose CPU limit is the session's compute budget, pinned to the CPU of
+    /// the thread that serves it. The session log (every report and trial) goes with the
+    /// taken outputs: the participant's in the quiz, the organiser's in the exam. No
+    /// score when the budget was exceeded (the run is invalid) or the judge failed.
+    fn stream_split(
+        &mut self,
+        stage: Stage,
+        items: &[Item],
+        taken: &Path,
+        log: &mut Log,
+    ) -> Result<Streamed, JudgeError> {
+        let data_err = |e: &dyn std::fmt::Display| JudgeError::Data(e.to_string());
+        let def = self
+            .c
+            .stream
+            .ok_or_else(|| JudgeError::Challenge(format!("{}: no [stream] table", self.c.id)))?;
+        let subjects = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| stream::load::subject(&self.ev.data.join(&item.id), i as u32 + 1))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| data_err(&e))?;
+        let mut session = stream::Session::new(subjects, def.seed).map_err(|e| data_err(&e))?;
+        self.write_drivers()?;
+        let model = self.work.join("model");
+        mkdir(&model)?;
+        let limits = self.c.run_limits(items.len());
+        let budget = limits.cpu_time;
+        let argv = self.config.run_argv();
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let mut cfg = self.sandbox_config(
+            &argv,
+            vec![ro(&self.work.join("judge"), "/judge"), ro(&model, "/model")],
+            limits,
+        );
+        cfg.cpu = crate::streaming::session_cpu(self.ev.slot);
+        let (r, served) = sandbox::run_serving(
+            &cfg,
+            Some(|c: sandbox::Conversation| {
+                stream::protocol::serve(&mut session, c.from_program, c.to_program)
+            }),
+        );
+        let result = session.finish();
+        log.run(
+            &format!("{} session over {} subjects", stage.as_str(), items.len()),
+            &r,
+        );
+        match &served {
+            Some(Ok(s)) => log.line(&format!(
+                "{} packets served, {} reports received",
+                s.packets, s.reports
+            )),
+            Some(Err(e)) => log.line(&format!("the session ended: {e}")),
+            None => {}
+        }
+        if !result.finished {
+            log.line(
+                "the algorithm stopped before the session's last packet: the trials it did \
+                 not answer count as wrong, 9 s each",
+            );
+        }
+        for _ in items {
+            self.progress.record();
+        }
+        write_json(&taken.join("session.json"), &result)?;
+        let res = &r.result;
+        let violation = match &served {
+            Some(Err(e)) if e.is_violation() => Some(e.to_string()),
+            Some(Err(e @ stream::protocol::ProtocolError::Truncated { .. }))
+                if res.verdict == Verdict::Ok =>
+            {
+                Some(e.to_string())
+            }
+            _ => None,
+        };
+        let stopped = match (res.verdict, violation) {
+            (Verdict::InternalError, _) => Some(Reason::Internal {
+                message: message_of(res),
+            }),
+            (Verdict::TimeLimit, _) => Some(Reason::ComputeBudget {
+                budget_s: secs(budget),
+                used_s: res.cpu_time_s,
+            }),
+            (_, Some(message)) => Some(Reason::Protocol { message }),
+            (Verdict::Ok, None) => None,
+            (v, None) => Some(Reason::Run {
+                record: None,
+                verdict: v,
+                exit_code: res.exit_code,
+            }),
+        };
+        let state = match (&stopped, res.verdict) {
+            (None, _) => RecordState::Ok,
+            (_, Verdict::TimeLimit | Verdict::WallTimeLimit) => RecordState::TimedOut,
+            _ => RecordState::Failed,
+        };
+        let records = items
+            .iter()
+            .map(|i| {
+                let mut s = status(&i.id, state, Some(res.verdict), None);
+                s.message = stopped.as_ref().map(|r| r.to_string());
+                s
+            })
+            .collect();
+        let score = match stopped {
+            Some(Reason::Internal { .. } | Reason::ComputeBudget { .. }) => None,
+            _ => Some(session_score(&self.c.id, &result)),
+        };
+        Ok((records, stopped, score))
     }
 
     /// Per-record interface: `next.sh REC` in its own sandbox per record, the record's
@@ -901,6 +1082,39 @@ impl Run<'_, '_> {
             }
         }
         Ok(Some(ScoreSummary { score, report }))
+    }
+}
+
+/// What a stream stage gives: every subject's state, why the stage stopped (if it did),
+/// and the score (none when the run was invalid or the judge failed).
+type Streamed = (Vec<RecordStatus>, Option<Reason>, Option<ScoreSummary>);
+
+/// A session's score and report: the per-subject ITR table, and aggregates a
+/// participant may see of an exam (numbers only, see [`exam_view`]).
+fn session_score(challenge: &str, result: &stream::SessionResult) -> ScoreSummary {
+    let subjects = &result.summary.subjects;
+    let mean = |f: fn(&score::itr::Subject) -> f64| {
+        subjects.iter().map(f).sum::<f64>() / subjects.len().max(1) as f64
+    };
+    let accepted = result
+        .log
+        .iter()
+        .filter(|l| matches!(l.status, stream::ReportStatus::Accepted { .. }))
+        .count();
+    let report = serde_json::json!({
+        "challenge": challenge,
+        "score": result.summary.score,
+        "accuracy": mean(|s| s.accuracy),
+        "mean_trial_seconds": mean(|s| s.mean_seconds),
+        "trials": result.trials.len(),
+        "reports": result.log.len(),
+        "accepted_reports": accepted,
+        "finished": result.finished,
+        "subjects": to_json(&result.summary.subjects),
+    });
+    ScoreSummary {
+        score: result.summary.score,
+        report,
     }
 }
 

@@ -62,6 +62,14 @@ pub enum Reason {
     },
     /// The whole stage ran past its cap.
     StageTimeLimit { cap_s: u64 },
+    /// The entry's `config.toml` (stream interface) is unusable.
+    Config { message: String },
+    /// A streaming algorithm used more CPU time than the session's budget: the run is
+    /// invalid, whatever it reported (the contest's rule).
+    ComputeBudget { budget_s: f64, used_s: f64 },
+    /// A streaming algorithm broke the protocol (docs/stream.md); its reports until then
+    /// were kept.
+    Protocol { message: String },
     /// The judge or the sandbox failed: not the entry's fault.
     Internal { message: String },
 }
@@ -110,6 +118,13 @@ impl std::fmt::Display for Reason {
             Reason::StageTimeLimit { cap_s } => {
                 write!(f, "the stage ran past its cap of {cap_s} s")
             }
+            Reason::Config { message } => write!(f, "config.toml: {message}"),
+            Reason::ComputeBudget { budget_s, used_s } => write!(
+                f,
+                "compute budget of {budget_s:.0} s CPU exceeded ({used_s:.1} s used): the run is \
+                 invalid"
+            ),
+            Reason::Protocol { message } => write!(f, "stream protocol: {message}"),
             Reason::Internal { message } => {
                 write!(f, "judge error (not the entry's fault): {message}")
             }

@@ -21,7 +21,8 @@ pub struct DemoArgs {
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::evaluate_cmd::DEFAULT_SEED)]
     pub seed: u64,
-    /// Records (patients for physionet2022) per challenge (default: synth's demo size).
+    /// Records (patients for physionet2022, subjects for p300speller) per challenge
+    /// (default: synth's demo size).
     #[arg(long)]
     pub records: Option<usize>,
     /// The folder of example entries (default: the checkout's `entries/`).
@@ -30,7 +31,7 @@ pub struct DemoArgs {
 }
 
 /// The answer that needs no algorithm, per challenge: every entry must beat it.
-const TRIVIAL: [(&str, &[(&str, &str)]); 3] = [
+const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
     (
         "cpsc2021",
         &[
@@ -74,6 +75,29 @@ const TRIVIAL: [(&str, &[(&str, &str)]); 3] = [
              \x20   classes = ['Present', 'Unknown', 'Absent', 'Abnormal', 'Normal']\n\
              \x20   return classes, [0, 0, 1, 0, 1], [0.0, 0.0, 1.0, 0.0, 1.0]\n",
         )],
+    ),
+    (
+        "p300speller",
+        &[
+            (
+                "AlgorithmImplement/AlgorithmImplement.py",
+                "# Trivial baseline: 'A' for every character, as early as a report counts.\n\
+                 from physiojudge_stream import AlgorithmInterface, ReportModel\n\
+                 class AlgorithmImplement(AlgorithmInterface):\n\
+                 \x20   def run(self):\n\
+                 \x20       pending = False\n\
+                 \x20       while True:\n\
+                 \x20           packet = self.task.get_data()\n\
+                 \x20           if pending:\n\
+                 \x20               self.task.report(ReportModel(101))\n\
+                 \x20               pending = False\n\
+                 \x20           if (packet.data[-1] == 101).any():\n\
+                 \x20               pending = True\n\
+                 \x20           if packet.finished_flag:\n\
+                 \x20               break\n",
+            ),
+            ("config.toml", "unitImage = \"python:3\"\n"),
+        ],
     ),
 ];
 
@@ -126,15 +150,18 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
     let mut rows = Vec::new();
     for (id, trivial) in TRIVIAL {
         let challenge = Challenge::built_in(id)?;
-        let synth_id: synth::Challenge = id.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
         let data = base.join("data").join(id);
-        let summary = synth::write(synth_id, &data, a.seed, a.records)
+        let summary = crate::evaluate_cmd::generate(id, &data, a.seed, a.records)
             .with_context(|| format!("generating {id} data"))?;
         eprintln!("{summary}");
         let trivial_dir = base.join("entries").join(format!("trivial-{id}"));
         std::fs::create_dir_all(&trivial_dir)?;
         for (name, text) in trivial {
-            std::fs::write(trivial_dir.join(name), text)?;
+            let to = trivial_dir.join(name);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(to, text)?;
         }
         let example = entries.join(id);
         if !example.is_dir() {
@@ -168,10 +195,6 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     leaderboard(&rows, out)?;
-    writeln!(
-        out,
-        "\np300speller: not in the demo yet (its stream interface comes with the streaming issue)"
-    )?;
     writeln!(out, "data, entries and results: {}", base.display())?;
     if let Some(r) = rows.iter().find(|r| r.verdict == EntryVerdict::Failed) {
         bail!(

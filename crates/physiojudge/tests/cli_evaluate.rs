@@ -466,3 +466,266 @@ with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
         "{r}"
     );
 }
+
+/// `p300 synth` into `dir/name`.
+fn p300_data(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let data = dir.join(name);
+    let mut all = vec!["p300", "synth", "--out", data.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = physiojudge(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    data
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != "__pycache__" {
+                copy_dir(&e.path(), &dest);
+            }
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn exam_session(dir: &tempfile::TempDir) -> Value {
+    let p = dir.path().join("result/private/exam-outputs/session.json");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn p300_baseline_streams_reproducibly_and_beats_waiting_for_every_sequence() {
+    if !testkit::root("p300_baseline_streams") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = p300_data(
+        tmp.path(),
+        "data",
+        &[
+            "--subjects",
+            "6",
+            "--seed",
+            "11",
+            "--chars",
+            "16",
+            "--snr",
+            "3",
+        ],
+    );
+    let baseline = repo().join("entries/p300speller");
+    let waiting = tmp.path().join("waiting");
+    copy_dir(&baseline, &waiting);
+    let settings = waiting.join("AlgorithmImplement/settings.py");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(text.contains("DYNAMIC_STOPPING = True"), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace("DYNAMIC_STOPPING = True", "DYNAMIC_STOPPING = False"),
+    )
+    .unwrap();
+
+    let (r, dir, o) = evaluate("p300speller", &baseline, &data, &[]);
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored", "{r}");
+    assert_eq!(stage(&r, "train")["status"], "passed", "{r}");
+    assert_eq!(stage(&r, "quiz")["status"], "skipped", "{r}");
+    assert_eq!(r["split"]["exam"], 3, "{r}");
+    let dynamic = r["score"].as_f64().unwrap();
+    // The participant sees numbers only: no per-subject table, no session log.
+    let shown = &r["exam_score"]["report"];
+    assert!(shown["accuracy"].as_f64().unwrap() > 0.5, "{r}");
+    assert!(shown.get("subjects").is_none(), "{r}");
+    let session = exam_session(&dir);
+    assert_eq!(session["trials"].as_array().unwrap().len(), 3 * 16);
+    assert_eq!(session["finished"], true);
+    assert_eq!(session["summary"]["score"], r["score"]);
+
+    let (w, _wdir, o) = evaluate("p300speller", &waiting, &data, &[]);
+    assert!(o.status.success(), "{w}");
+    let waited = w["score"].as_f64().unwrap();
+    let wshown = &w["exam_score"]["report"];
+    assert!(
+        dynamic > waited,
+        "dynamic stopping {dynamic} (mean {} s per trial) should beat waiting for all 5 \
+         sequences {waited} ({} s)",
+        shown["mean_trial_seconds"],
+        wshown["mean_trial_seconds"]
+    );
+    // Waiting for every sequence takes the whole 9 s on every trial it answers in time.
+    assert!(wshown["mean_trial_seconds"].as_f64().unwrap() > 8.9, "{w}");
+
+    // The same entry on the same data: the same reports, at the same points.
+    let (again, dir2, _) = evaluate("p300speller", &baseline, &data, &[]);
+    assert_eq!(again["score"], r["score"]);
+    assert_eq!(exam_session(&dir2)["log"], session["log"]);
+}
+
+/// A stream entry: the given `AlgorithmImplement.py` and `config.toml`.
+fn stream_entry(algorithm: &str, config: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("AlgorithmImplement")).unwrap();
+    std::fs::write(
+        d.path().join("AlgorithmImplement/AlgorithmImplement.py"),
+        algorithm,
+    )
+    .unwrap();
+    std::fs::write(d.path().join("config.toml"), config).unwrap();
+    d
+}
+
+#[test]
+fn broken_stream_entries_get_their_documented_outcome() {
+    if !testkit::root("broken_stream_entries") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = p300_data(
+        tmp.path(),
+        "data",
+        &["--subjects", "2", "--seed", "3", "--chars", "2"],
+    );
+    // A quiz (full diagnostics) and a small compute budget: 2 + 2 s per subject.
+    let challenge = challenge_file(
+        "p300speller",
+        &[
+            (
+                "training = 0.5\nquiz = 0.0\nexam = 0.5",
+                "training = 0.0\nquiz = 0.5\nexam = 0.5",
+            ),
+            ("record_cpu_s = 60", "record_cpu_s = 2"),
+            ("startup_s = 30", "startup_s = 2"),
+        ],
+    );
+    let file = challenge.path().to_str().unwrap();
+    let run = |entry: &tempfile::TempDir| {
+        evaluate(
+            "p300speller",
+            entry.path(),
+            &data,
+            &["--challenge-file", file],
+        )
+    };
+    let header = "from physiojudge_stream import AlgorithmInterface, ReportModel\n\
+                  class AlgorithmImplement(AlgorithmInterface):\n    def run(self):\n";
+
+    // A misspelt key in config.toml.
+    let e = stream_entry(header, "unitImage = \"x\"\ncomand = [\"./a\"]\n");
+    let (r, _d, o) = run(&e);
+    assert!(!o.status.success());
+    let reason = &stage(&r, "prep")["reason"];
+    assert_eq!(reason["kind"], "config", "{r}");
+    assert!(
+        reason["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 2: unknown field `comand`"),
+        "{r}"
+    );
+
+    // Spinning forever: the budget is exceeded, the run is invalid, there is no score.
+    let e = stream_entry(
+        &format!("{header}        while True:\n            pass\n"),
+        "unitImage = \"python:3\"\n",
+    );
+    let (r, _d, _) = run(&e);
+    let reason = &stage(&r, "quiz")["reason"];
+    assert_eq!(reason["kind"], "compute_budget", "{r}");
+    assert_eq!(reason["budget_s"], 4.0, "{r}");
+    assert!(r["quiz_score"].is_null(), "{r}");
+
+    // Junk on the wire, from an entry of its own (no Python client).
+    let e = stream_entry(
+        header,
+        "command = [\"python3\", \"-c\", \"import sys; sys.stdout.buffer.write(b'\\\\x05\\\\x00\\\\x00\\\\x00Zjunk'); sys.stdout.flush(); sys.stdin.buffer.read()\"]\n",
+    );
+    let (r, _d, _) = run(&e);
+    let reason = &stage(&r, "quiz")["reason"];
+    assert_eq!(reason["kind"], "protocol", "{r}");
+    assert!(
+        reason["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown frame kind 0x5a at byte 0"),
+        "{r}"
+    );
+
+    // Prints go to stderr, not into the protocol; looking for the data's labels finds
+    // nothing (the blocks exist only on the host); a crash mid-session fails the quiz,
+    // whose score still counts what was reported (nothing: ITR 0).
+    let e = stream_entry(
+        &format!(
+            "{header}        import os, sys\n\
+             \x20       print('hello from the algorithm')\n\
+             \x20       found = 0\n\
+             \x20       for d, ds, fs in os.walk('/'):\n\
+             \x20           ds[:] = [x for x in ds if os.path.join(d, x) not in ('/proc', '/sys', '/usr', '/runtime')]\n\
+             \x20           found += sum(f.endswith('.npy') for f in fs)\n\
+             \x20       print('npy files:', found, file=sys.stderr)\n\
+             \x20       for _ in range(50):\n\
+             \x20           self.task.get_data()\n\
+             \x20       raise RuntimeError('deliberate')\n"
+        ),
+        "unitImage = \"python:3\"\n",
+    );
+    let (r, d, _) = run(&e);
+    let reason = &stage(&r, "quiz")["reason"];
+    assert_eq!(reason["kind"], "run", "{r}");
+    assert_eq!(reason["exit_code"], 1, "{r}");
+    assert_eq!(r["quiz_score"]["score"], 0.0, "{r}");
+    let log = std::fs::read_to_string(d.path().join("result/logs/quiz.log")).unwrap();
+    assert!(log.contains("hello from the algorithm"), "{log}");
+    assert!(log.contains("npy files: 0"), "{log}");
+    assert!(log.contains("RuntimeError: deliberate"), "{log}");
+    assert!(log.contains("50 packets served"), "{log}");
+    let session: Value = serde_json::from_slice(
+        &std::fs::read(d.path().join("result/outputs/quiz/session.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(session["finished"], false);
+}
+
+#[test]
+fn p300_baseline_on_converted_real_eeg() {
+    let Some(shared) = root_and_data("p300_baseline_on_converted_real_eeg") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("bnci");
+    let bnci = shared.join("p300_bnci2015003");
+    let o = physiojudge(&[
+        "p300",
+        "convert-bnci",
+        "--out",
+        data.to_str().unwrap(),
+        bnci.join("s6.mat").to_str().unwrap(),
+        bnci.join("s10.mat").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Two subjects: one to train on, one streamed (both blocks, 10 trials each).
+    let (r, dir, o) = evaluate(
+        "p300speller",
+        &repo().join("entries/p300speller"),
+        &data,
+        &[],
+    );
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["verdict"], "scored", "{r}");
+    assert_eq!(
+        (r["split"]["training"].clone(), r["split"]["exam"].clone()),
+        (1.into(), 1.into())
+    );
+    let session = exam_session(&dir);
+    assert_eq!(session["trials"].as_array().unwrap().len(), 20, "{session}");
+    assert_eq!(session["finished"], true);
+    eprintln!(
+        "converted BNCI 2015-003, exam subject: ITR {} bits/min, accuracy {}, {} s per trial",
+        r["score"],
+        r["exam_score"]["report"]["accuracy"],
+        r["exam_score"]["report"]["mean_trial_seconds"]
+    );
+}

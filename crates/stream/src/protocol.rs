@@ -55,7 +55,9 @@ impl ProtocolError {
     pub fn is_violation(&self) -> bool {
         matches!(
             self,
-            ProtocolError::Length { .. } | ProtocolError::Kind { .. } | ProtocolError::TooManyReports
+            ProtocolError::Length { .. }
+                | ProtocolError::Kind { .. }
+                | ProtocolError::TooManyReports
         )
     }
 }

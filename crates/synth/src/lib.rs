@@ -122,7 +122,8 @@ impl FromStr for Challenge {
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
     #[error(
-        "unknown challenge {0:?}: synthetic data exists for cpsc2021, cinc2017 and physionet2022"
+        "unknown challenge {0:?}: synthetic data exists for cpsc2021, cinc2017 and physionet2022 \
+         (p300speller: `physiojudge p300 synth`)"
     )]
     UnknownChallenge(String),
     #[error("{challenge}: the number of {item}s must be 1 to {max}, not {count}")]
