@@ -304,24 +304,10 @@ pub struct Written {
 
 /// Creates `dir` if missing; it must be empty, so that no other set's files mix in.
 fn prepare_dir(dir: &Path) -> Result<(), BnciError> {
-    let fail = |reason: String| BnciError::OutDir {
+    synth::prepare_out_dir(dir, "converted blocks are").map_err(|reason| BnciError::OutDir {
         dir: dir.display().to_string(),
         reason,
-    };
-    if dir.exists() && !dir.is_dir() {
-        return Err(fail("exists and is not a folder".into()));
-    }
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the folder: {e}")))?;
-    let mut entries =
-        std::fs::read_dir(dir).map_err(|e| fail(format!("cannot list the folder: {e}")))?;
-    if entries.next().is_some() {
-        return Err(fail(
-            "the folder is not empty; converted blocks are written only into a new or empty \
-             folder, so that files of another set cannot mix in"
-                .into(),
-        ));
-    }
-    Ok(())
+    })
 }
 
 /// Converts every file (all of them first, so that a bad one writes nothing), then

@@ -242,21 +242,25 @@ pub fn write(
 
 /// Creates `dir` if needed and checks that it is an empty folder.
 fn prepare_dir(dir: &Path) -> Result<(), SynthError> {
-    let fail = |reason: String| SynthError::OutDir {
+    prepare_out_dir(dir, "synthetic data is").map_err(|reason| SynthError::OutDir {
         dir: dir.to_path_buf(),
         reason,
-    };
+    })
+}
+
+/// Creates the output folder `dir` if missing and checks that it is empty, so that the
+/// files of another set cannot mix in; the error is the reason (`what` says what is
+/// written there, e.g. "synthetic data is").
+pub fn prepare_out_dir(dir: &Path, what: &str) -> Result<(), String> {
     if dir.exists() && !dir.is_dir() {
-        return Err(fail("exists and is not a folder".into()));
+        return Err("exists and is not a folder".into());
     }
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the folder: {e}")))?;
-    let mut entries =
-        std::fs::read_dir(dir).map_err(|e| fail(format!("cannot list the folder: {e}")))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the folder: {e}"))?;
+    let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list the folder: {e}"))?;
     if entries.next().is_some() {
-        return Err(fail(
-            "the folder is not empty; synthetic data is written only into a new or empty \
-             folder, so that files of another set cannot mix in"
-                .into(),
+        return Err(format!(
+            "the folder is not empty; {what} written only into a new or empty folder, so \
+             that files of another set cannot mix in"
         ));
     }
     Ok(())
