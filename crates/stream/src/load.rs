@@ -118,7 +118,8 @@ fn sorted_entries(dir: &Path, want_dirs: bool) -> Result<Vec<(String, PathBuf)>,
         let Some(name) = entry.file_name().to_str().map(str::to_string) else {
             continue;
         };
-        let kind = entry.file_type().map_err(io(&path))?;
+        // Links are followed: the data folder is the organiser's, who may link it in.
+        let kind = std::fs::metadata(&path).map_err(io(&path))?.file_type();
         let wanted = match want_dirs {
             true => kind.is_dir() && !name.starts_with('.'),
             false => kind.is_file() && name.ends_with(".npy"),
@@ -221,12 +222,16 @@ mod tests {
             write(tmp.path(), rel, 3, 40, &d);
         }
         std::fs::create_dir(tmp.path().join(".hidden")).unwrap();
+        // Linked folders and blocks count as what they point to.
+        let elsewhere = tempfile::tempdir().unwrap();
+        write(elsewhere.path(), "S3/block_1.npy", 3, 40, &d);
+        std::os::unix::fs::symlink(elsewhere.path().join("S3"), tmp.path().join("S3")).unwrap();
         let subjects = subjects(tmp.path()).unwrap();
         let names: Vec<_> = subjects
             .iter()
             .map(|s| (s.person_id, s.name.as_str(), s.blocks.len()))
             .collect();
-        assert_eq!(names, [(1, "S2", 2), (2, "S10", 1)]);
+        assert_eq!(names, [(1, "S2", 2), (2, "S3", 1), (3, "S10", 1)]);
         let blocks: Vec<_> = subjects[0].blocks.iter().map(|b| b.name.as_str()).collect();
         assert_eq!(blocks, ["S2/block_2", "S2/block_10"]);
         assert_eq!(subjects[0].blocks[0].row(0)[0], 0.5);
