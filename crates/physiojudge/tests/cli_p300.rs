@@ -23,28 +23,6 @@ fn synth(out: &Path, extra: &[&str]) -> Output {
     physiojudge(&args)
 }
 
-/// Every file under `dir`: path relative to it and bytes, in path order.
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(
-                files(&p)
-                    .into_iter()
-                    .map(|(q, b)| (p.strip_prefix(dir).unwrap().join(q), b)),
-            );
-        } else {
-            out.push((
-                p.strip_prefix(dir).unwrap().to_path_buf(),
-                std::fs::read(&p).unwrap(),
-            ));
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn writes_one_block_per_subject_the_same_for_the_same_seed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -69,7 +47,7 @@ fn writes_one_block_per_subject_the_same_for_the_same_seed() {
     );
     assert!(stdout.contains("(seed 3, snr 1.5)"), "{stdout}");
 
-    let written = files(&dir);
+    let written = testkit::tree(&dir);
     let names: Vec<PathBuf> = written.iter().map(|f| f.0.clone()).collect();
     assert_eq!(
         names,
@@ -105,7 +83,7 @@ fn writes_one_block_per_subject_the_same_for_the_same_seed() {
     let again = tmp.path().join("again");
     let o = synth(&again, &args);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(files(&again), written);
+    assert_eq!(testkit::tree(&again), written);
     let other = tmp.path().join("other");
     let o = synth(
         &other,
@@ -121,7 +99,7 @@ fn writes_one_block_per_subject_the_same_for_the_same_seed() {
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
-    assert_ne!(files(&other), written);
+    assert_ne!(testkit::tree(&other), written);
 
     // Defaults: 32 characters.
     let dflt = tmp.path().join("default");
@@ -191,5 +169,5 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(d) && err.contains("not empty"), "{err}");
-    assert_eq!(files(&dir).len(), 1);
+    assert_eq!(testkit::tree(&dir).len(), 1);
 }

@@ -869,35 +869,6 @@ mod tests {
         assert!(e.contains("subject 2 is not one of 1 to 1"), "{e}");
     }
 
-    fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                out.extend(files(&p));
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-        out.sort();
-        out
-    }
-
-    /// FNV-1a over the bytes of every file.
-    fn digest(files: &[(PathBuf, Vec<u8>)]) -> u64 {
-        let mut h = 0xCBF2_9CE4_8422_2325u64;
-        for (name, bytes) in files {
-            let name = name.to_string_lossy();
-            for &b in name.as_bytes().iter().chain(&[0]).chain(bytes) {
-                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
-            }
-        }
-        h
-    }
-
     #[test]
     fn the_same_seed_writes_the_same_bytes() {
         let p = small(2, 1.0, 42);
@@ -915,11 +886,11 @@ mod tests {
             ]
         );
         write(b.path(), &p).unwrap();
-        let fa = files(a.path());
+        let fa = testkit::tree(a.path());
         assert_eq!(fa.len(), 2);
-        assert_eq!(fa, files(b.path()));
+        assert_eq!(fa, testkit::tree(b.path()));
         write(c.path(), &P300Params { seed: 43, ..p }).unwrap();
-        assert_ne!(fa, files(c.path()));
+        assert_ne!(fa, testkit::tree(c.path()));
         // The files hold the blocks, as float32 (65, n).
         let arr = formats::npy::read(a.path().join("S02/block_1.npy")).unwrap();
         let blk = block(&p, 2).unwrap();
@@ -955,8 +926,8 @@ mod tests {
             },
         )
         .unwrap();
-        let d = digest(&files(dir.path()));
+        let d = testkit::digest(&testkit::tree(dir.path()));
         println!("p300speller: {d:#018x}");
-        assert_eq!(d, 0x63b1_b266_4d8d_deac);
+        assert_eq!(d, 0x945c_12bb_887c_58ff);
     }
 }

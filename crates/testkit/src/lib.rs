@@ -196,3 +196,35 @@ pub fn text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Every file under `dir`, recursively: its path relative to `dir` and its bytes, in path
+/// order (to compare or pin generated data sets).
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(top: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(top, &p, out);
+            } else {
+                let rel = p.strip_prefix(top).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// FNV-1a over the relative paths and bytes of [`tree`]'s files.
+pub fn digest(files: &[(PathBuf, Vec<u8>)]) -> u64 {
+    let mut h = 0xCBF2_9CE4_8422_2325u64;
+    for (name, bytes) in files {
+        let name = name.to_string_lossy();
+        for &b in name.as_bytes().iter().chain(&[0]).chain(bytes) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+    h
+}
