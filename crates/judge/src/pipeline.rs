@@ -537,6 +537,9 @@ impl Run<'_, '_> {
             return fail(Reason::Requirements { problems });
         }
         give(&self.entry, self.uid)?;
+        if matches!(self.c.interface, Interface::TrainRun | Interface::Stream) {
+            self.write_drivers()?;
+        }
         if self.c.interface == Interface::PerRecord || self.entry.join("setup.sh").is_file() {
             let r = self.sandbox(
                 &["/bin/bash", "setup.sh"],
@@ -576,7 +579,6 @@ impl Run<'_, '_> {
         let model = self.work.join("model");
         mkdir(&model)?;
         give(&model, self.uid)?;
-        self.write_drivers()?;
         let stream_argv = self.config.train_argv();
         let argv: Vec<&str> = match self.c.interface {
             Interface::Stream => stream_argv.iter().map(String::as_str).collect(),
@@ -818,7 +820,6 @@ impl Run<'_, '_> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| data_err(&e))?;
         let mut session = stream::Session::new(subjects, def.seed).map_err(|e| data_err(&e))?;
-        self.write_drivers()?;
         let model = self.work.join("model");
         mkdir(&model)?;
         let limits = self.c.run_limits(items.len());

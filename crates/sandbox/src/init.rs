@@ -207,14 +207,8 @@ pub(crate) fn program(
         fail(e);
     }
     drop(trees);
-    if let Some(cpu) = spec.cpu {
-        let mut set = nix::sched::CpuSet::new();
-        if let Err(e) = set
-            .set(cpu)
-            .and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set))
-        {
-            fail(format!("pinning to CPU {cpu}: {e}"));
-        }
+    if let Some(Err(e)) = spec.cpu.map(crate::run::pin_thread) {
+        fail(e);
     }
     // Nothing but 0–3 and the go pipe may reach the program: whatever the runner itself
     // inherited and left open (a shell's `exec 7</`) would otherwise pass through.

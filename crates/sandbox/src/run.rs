@@ -240,8 +240,8 @@ pub fn run_serving<T: Send>(
     }
 }
 
-/// Pins the calling thread to `cpu`.
-fn pin_thread(cpu: usize) -> Result<(), String> {
+/// Pins the calling thread (or process, before it has threads) to `cpu`.
+pub(crate) fn pin_thread(cpu: usize) -> Result<(), String> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu)
         .and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set))
@@ -326,11 +326,6 @@ fn run_in_slot<T: Send>(
             .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
         (file.into(), None)
     };
-    if let Some(cpu) = cfg.cpu {
-        // Refused before the run, not found out by the program's setup.
-        let mut set = nix::sched::CpuSet::new();
-        set.set(cpu).map_err(|e| format!("CPU {cpu}: {e}"))?;
-    }
     // The run's clock starts here, not before: a slot's first run also starts its
     // spawner and builds its root, and a run may have waited for its slot.
     let start = Instant::now();
