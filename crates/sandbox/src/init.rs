@@ -9,13 +9,15 @@
 //! that root, making the namespaces and tearing them down again is most of what starting
 //! a sandbox costs, and none of it depends on the run, so it is done once per slot.
 //!
-//! Each run is then one fork of the spawner, the **program** process, which joins the
-//! run's cgroups, makes its own mount and IPC namespaces (copies of the slot's root, so
-//! that nothing a run mounts, or leaves in System V IPC, reaches the next), attaches the
-//! run's binds and fresh `/tmp` and `/dev/shm` there, sets its rlimits, drops to the
-//! slot's uid and gid with no capabilities and `no_new_privs`, installs the seccomp
-//! filters and `exec`s. What it leaves running is killed with the run's cgroup before
-//! the slot's next run starts; orphans are reaped by the init.
+//! Each run's **program** process is a fork of the spawner made ahead, while the slot's
+//! previous run goes on ([`standby`]): it makes its own mount and IPC namespaces (copies
+//! of the slot's root, so that nothing a run mounts, or leaves in System V IPC, reaches
+//! the next), mounts a fresh `/tmp` and `/dev/shm` there, installs the seccomp filters
+//! and waits, still root, for its run. When the run comes, the spawner attaches the run's
+//! binds into that mount namespace and hands the run over; the program joins the run's
+//! cgroups, sets its rlimits, drops to the slot's uid and gid with no capabilities and
+//! `no_new_privs`, and `exec`s. What it leaves running is killed with the run's cgroup
+//! before the slot's next run starts; orphans are reaped by the init.
 //!
 //! The spawner reports the program's ending (or why the sandbox could not be built) as
 //! one line on the run's status descriptor: `exit N`, `signal N`, `setup MESSAGE` (the
@@ -84,16 +86,6 @@ pub struct RunSpec {
     pub cpu: Option<usize>,
 }
 
-/// A run's descriptors, as the program process receives them.
-pub(crate) struct RunFds {
-    pub stdin: OwnedFd,
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
-    pub status: OwnedFd,
-    /// One detached tree per [`RunSpec::binds`] entry, in order.
-    pub trees: Vec<OwnedFd>,
-}
-
 fn report(line: &str) {
     // SAFETY: descriptor 3 is the status pipe the spawner put there for this process;
     // nothing else in this process opens or closes it.
@@ -157,63 +149,77 @@ pub(crate) fn slot_init(slot: &SlotSpec, alive: OwnedFd, ready: OwnedFd) -> ! {
     }
 }
 
-/// The program of one run, in a fresh fork of the spawner (in the slot's PID namespace):
-/// sets up what is the run's own, then `exec`s. Never returns.
-pub(crate) fn program(
+/// A run's program, forked by the spawner ahead of the run (see [`crate::spawner`]): it
+/// makes its own mount and IPC namespaces (copies of the slot's), mounts a fresh `/tmp`
+/// (of `tmp_bytes`) and `/dev/shm` there and installs the seccomp filters, then says
+/// it is ready on `sock`, handing over its mount namespace. The spawner attaches the
+/// run's binds into that namespace and sends the run: its request, its stdin, stdout,
+/// stderr and status descriptors and the `cgroup.procs` of its cgroups. The process then
+/// takes the descriptors, joins the cgroups, sets its limits, drops its privileges and
+/// `exec`s. Never returns.
+///
+/// Until the run comes it is root (only seccomp-filtered): a same-uid process left over
+/// from the slot's last run could otherwise signal it, or reach into it, while it waits.
+pub(crate) fn standby(
     slot: &SlotSpec,
-    spec: &RunSpec,
-    fds: RunFds,
+    sock: OwnedFd,
     alive: OwnedFd,
-    go: OwnedFd,
+    tmp_bytes: u64,
     filters: &[BpfProgram],
 ) -> ! {
     die_with_spawner(&alive);
     drop(alive);
-    let RunFds {
-        stdin,
-        stdout,
-        stderr,
-        status,
-        trees,
-    } = fds;
-    for (fd, target) in [
-        (&stdin, 0),
-        (&stdout, 1),
-        (&stderr, 2),
-        (&status, STATUS_FD),
-    ] {
-        // SAFETY: dup2 onto the standard descriptors and the status descriptor, which
-        // this process owns (the received ones are above them: see `spawner::serve`).
-        #[allow(unsafe_code)]
-        if unsafe { nix::libc::dup2(fd.as_raw_fd(), target) } != target {
-            let e = std::io::Error::last_os_error();
-            let _ = nix::unistd::write(&status, format!("setup dup2: {e}\n").as_bytes());
-            std::process::exit(125);
-        }
+    // Made while the slot's current run goes on: it must not take the CPU from that run
+    // or from the spawner, which reports the run's end.
+    let _ = set_policy(nix::libc::SCHED_IDLE);
+    // Out of the way of 0–3 and of the descriptors the run brings.
+    let sock = match high(sock) {
+        Ok(s) => s,
+        Err(_) => std::process::exit(125),
+    };
+    close_except(STATUS_FD, &[sock.as_raw_fd()]);
+    let ready = match prepare(tmp_bytes, filters) {
+        Ok(ns) => crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd()]),
+        Err(e) => crate::spawner::send(&sock, format!("err {e}").as_bytes(), &[]),
+    };
+    if ready.is_err() {
+        std::process::exit(125);
     }
-    drop((stdin, stdout, stderr, status));
+    let mut buf = vec![0u8; crate::spawner::MAX_REQUEST + 1];
+    let (n, fds) = match crate::spawner::receive(&sock, &mut buf) {
+        Ok(Some(x)) => x,
+        // The spawner has gone, or let this process go unused.
+        _ => std::process::exit(0),
+    };
+    let cgroups = take_descriptors(fds);
+    drop(sock);
     let fail = |what: String| -> ! {
         report(&format!("setup {what}"));
         std::process::exit(125);
     };
-    // A new session: no controlling terminal, so no TIOCSTI keystroke injection.
-    if let Err(e) = nix::unistd::setsid() {
-        fail(format!("setsid: {e}"));
+    let request: crate::spawner::Request = match buf
+        .get(..n)
+        .map(serde_json::from_slice)
+        .unwrap_or_else(|| Err(serde::de::Error::custom("request too large")))
+    {
+        Ok(r) => r,
+        Err(e) => fail(format!("unreadable run: {e}")),
+    };
+    let spec = &request.spec;
+    // First, so that the rest of its start is the run's, as the program's is: "0" is
+    // the writing process. Without its cgroups nothing of the program may run.
+    for procs in cgroups {
+        if let Err(e) = nix::unistd::write(&procs, b"0") {
+            fail(format!("joining the run's cgroup: {e}"));
+        }
     }
-    if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC) {
-        fail(format!("unshare: {e}"));
-    }
-    if let Err(e) = run_mounts(spec, &trees) {
+    if let Err(e) = set_policy(nix::libc::SCHED_OTHER) {
         fail(e);
     }
-    drop(trees);
     if let Some(Err(e)) = spec.cpu.map(crate::run::pin_thread) {
         fail(e);
     }
-    // Nothing but 0–3 and the go pipe may reach the program: whatever the runner itself
-    // inherited and left open (a shell's `exec 7</`) would otherwise pass through.
-    close_from(STATUS_FD + 1, go.as_raw_fd());
-    let e = match start(slot, spec, filters, go) {
+    let e = match start(slot, spec) {
         Err(e) => e,
         Ok(never) => match never {},
     };
@@ -221,30 +227,125 @@ pub(crate) fn program(
     std::process::exit(127);
 }
 
-/// Closes every descriptor from `first` up, except `keep`.
-fn close_from(first: RawFd, keep: RawFd) {
-    let ranges = if keep >= first {
-        [(first, keep - 1), (keep + 1, RawFd::MAX)]
+/// Sets this process's scheduling policy (priority 0: `SCHED_IDLE` or `SCHED_OTHER`).
+fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
+    let param = nix::libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler on this process with a parameter that lives across the call.
+    #[allow(unsafe_code)]
+    let r = unsafe { nix::libc::sched_setscheduler(0, policy, &param) };
+    if r == 0 {
+        Ok(())
     } else {
-        [(first, RawFd::MAX), (1, 0)]
-    };
-    for (lo, hi) in ranges.into_iter().filter(|(lo, hi)| lo <= hi) {
-        // SAFETY: close_range with integer bounds; only descriptors this process no longer
-        // uses are in the ranges.
-        #[allow(unsafe_code)]
-        unsafe {
-            nix::libc::syscall(nix::libc::SYS_close_range, lo as u32, hi as u32, 0u32);
+        Err(format!(
+            "sched_setscheduler: {}",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+/// What a standby does before its run is known: a new session (no controlling terminal,
+/// so no TIOCSTI keystroke injection), its own namespaces and file systems, the filters.
+/// Returns its mount namespace.
+fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
+    nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
+    nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
+        .map_err(|e| format!("unshare: {e}"))?;
+    let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
+    mount_fs(
+        Path::new("/tmp"),
+        "tmpfs",
+        nosuid | nodev,
+        &tmp_options(tmp_bytes),
+    )?;
+    // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
+    mount_fs(
+        Path::new("/dev/shm"),
+        "tmpfs",
+        nosuid | nodev | noexec,
+        "size=64m,mode=1777",
+    )?;
+    let ns = nix::fcntl::open(
+        "/proc/self/ns/mnt",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))?;
+    for f in filters {
+        seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
+    }
+    Ok(ns)
+}
+
+fn tmp_options(bytes: u64) -> String {
+    format!("size={},mode=1777", bytes.max(4096))
+}
+
+/// `fd` moved to a number of 10 or more (close-on-exec).
+fn high(fd: OwnedFd) -> nix::Result<OwnedFd> {
+    let moved = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    #[allow(unsafe_code)]
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(moved) })
+}
+
+/// Puts the run's stdin, stdout, stderr and status descriptors on 0–3, and returns the
+/// rest (its `cgroup.procs`). Exits if the four are not there: without a status
+/// descriptor nothing can be reported.
+fn take_descriptors(mut fds: Vec<OwnedFd>) -> Vec<OwnedFd> {
+    if fds.len() < 4 {
+        std::process::exit(125);
+    }
+    let rest = fds.split_off(4);
+    // Moved up first, so that none is overwritten before it is placed.
+    let mut up = Vec::with_capacity(4);
+    for fd in fds {
+        match high(fd) {
+            Ok(fd) => up.push(fd),
+            Err(_) => std::process::exit(125),
         }
+    }
+    for (target, fd) in (0..).zip(&up) {
+        // SAFETY: dup2 onto 0–3, which this process owns: the standard descriptors and
+        // the status descriptor (`report` writes there).
+        #[allow(unsafe_code)]
+        if unsafe { nix::libc::dup2(fd.as_raw_fd(), target) } != target {
+            std::process::exit(125);
+        }
+    }
+    rest
+}
+
+/// Closes every descriptor from `first` up, except those in `keep`.
+fn close_except(first: RawFd, keep: &[RawFd]) {
+    let mut keep: Vec<RawFd> = keep.iter().copied().filter(|&k| k >= first).collect();
+    keep.sort_unstable();
+    let mut lo = first;
+    for hi in keep.into_iter().map(Some).chain([None]) {
+        let end = hi.map_or(RawFd::MAX, |k| k - 1);
+        if lo <= end {
+            // SAFETY: close_range with integer bounds; only descriptors this process no
+            // longer uses are in the range.
+            #[allow(unsafe_code)]
+            unsafe {
+                nix::libc::syscall(nix::libc::SYS_close_range, lo as u32, end as u32, 0u32);
+            }
+        }
+        lo = hi.map_or(RawFd::MAX, |k| k.saturating_add(1));
     }
 }
 
 pub(crate) fn close_all_from(first: RawFd) {
-    close_from(first, -1);
+    close_except(first, &[]);
 }
 
-/// The run's own mounts, in its own copy of the slot's mount namespace: its binds, and
-/// a fresh `/tmp` and `/dev/shm`.
-fn run_mounts(spec: &RunSpec, trees: &[OwnedFd]) -> Result<(), String> {
+/// The run's own mounts, made by the spawner in the namespace of the run's standby
+/// (a copy of the slot's root): the run's binds, and its `/tmp` resized to the run's
+/// limit if the standby was made for another.
+pub(crate) fn run_mounts(
+    spec: &RunSpec,
+    trees: &[OwnedFd],
+    tmp_bytes_now: u64,
+) -> Result<(), String> {
     if trees.len() != spec.binds.len() {
         return Err(format!(
             "{} bind sources for {} binds",
@@ -269,16 +370,19 @@ fn run_mounts(spec: &RunSpec, trees: &[OwnedFd]) -> Result<(), String> {
     for (b, tree) in spec.binds.iter().zip(trees) {
         crate::tree::attach(tree.as_fd(), &b.dst)?;
     }
-    let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
-    let tmp_options = format!("size={},mode=1777", spec.tmp_bytes.max(4096));
-    mount_fs(Path::new("/tmp"), "tmpfs", nosuid | nodev, &tmp_options)?;
-    // Python's multiprocessing needs a shared-memory directory; this one is the run's own.
-    mount_fs(
-        Path::new("/dev/shm"),
-        "tmpfs",
-        nosuid | nodev | noexec,
-        "size=64m,mode=1777",
-    )
+    if spec.tmp_bytes.max(4096) != tmp_bytes_now.max(4096) {
+        let tmp = Path::new("/tmp");
+        let flags = MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+        mount(
+            None::<&str>,
+            tmp,
+            None::<&str>,
+            flags,
+            Some(tmp_options(spec.tmp_bytes).as_str()),
+        )
+        .map_err(step("resize", tmp))?;
+    }
+    Ok(())
 }
 
 fn remount_root(extra: MsFlags) -> Result<(), String> {
@@ -519,13 +623,8 @@ fn resolve(spec: &RunSpec) -> Result<PathBuf, String> {
     Err(format!("{name}: command not found in PATH {path}"))
 }
 
-/// Limits, privileges and filters, then the `exec` once the spawner says go.
-fn start(
-    slot: &SlotSpec,
-    spec: &RunSpec,
-    filters: &[BpfProgram],
-    go: OwnedFd,
-) -> Result<std::convert::Infallible, String> {
+/// Limits and privileges, then the `exec`.
+fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
     // The CPU limit is enforced by the runner from the cgroup; RLIMIT_CPU is the
@@ -580,16 +679,8 @@ fn start(
         nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
     )
     .map_err(err("fcntl"))?;
-    for f in filters {
-        seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
-    }
-    // Meanwhile the spawner has put this process in the run's cgroups (and opened its
-    // instruction counter): one byte says so. Without it (the spawner failed or died),
-    // nothing of the program may run.
-    let mut byte = [0u8];
-    if !matches!(nix::unistd::read(&go, &mut byte), Ok(1)) {
-        std::process::exit(125);
-    }
-    drop(go);
+    // Nothing but 0–3 may reach the program: whatever the runner itself inherited and
+    // left open (a shell's `exec 7</`) would otherwise pass through.
+    close_all_from(STATUS_FD + 1);
     nix::unistd::execve(&exe_c, &argv, &env).map_err(|e| format!("{}: {e}", exe.display()))
 }

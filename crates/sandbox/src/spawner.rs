@@ -3,9 +3,14 @@
 //!
 //! At its start it joins the slot's network namespace, makes new mount, UTS and PID
 //! namespaces and forks the slot's init ([`crate::init::slot_init`]), which builds the
-//! slot's root; from then on the spawner itself lives in that root. A run is one fork
-//! ([`crate::init::program`]) and a wait: the spawner reports how the program ended on
-//! the run's status pipe and closes it, which tells the runner the run is over.
+//! slot's root; from then on the spawner itself lives in that root. A run's program is
+//! a fork made ahead ([`crate::init::standby`]; the next one is forked as soon as a run
+//! has been handed over, and gets ready while that run goes on). A run is then: attach
+//! the run's binds in the program's mount namespace (entered with `setns` for the time
+//! being), hand it the run's descriptors, and wait: the spawner reports how the program
+//! ended on the run's status pipe and closes it, which tells the runner the run is over.
+//! Only then does it let the program's mount namespace go, so that unmounting it is not
+//! part of the run.
 //!
 //! The runner is multi-threaded, so between a fork of the runner and the next `exec`
 //! nothing but raw system calls may run. The spawner has one thread, so its fork child
@@ -15,7 +20,10 @@
 //! the [`Request`] as JSON with descriptors attached (stdin, stdout, stderr, status pipe,
 //! then one `cgroup.procs` per cgroup, then one detached mount tree per bind); the
 //! spawner answers `ok PID` or `err MESSAGE`. Runs of a slot go one at a time: the runner
-//! holds the slot for the whole run ([`with_slot`]).
+//! holds the slot for the whole run ([`with_slot`]). Between the spawner and a program
+//! made ahead, over a socket pair of its own: `ok` with the program's mount namespace
+//! attached (or `err MESSAGE`) when it is ready; then the request as the runner sent it,
+//! with the stdin, stdout, stderr, status and `cgroup.procs` descriptors.
 //!
 //! Lifetimes: the spawner dies with the runner thread that started it (`PDEATHSIG`; that
 //! thread lives as long as the spawner, waiting for it), the slot's init and each program
@@ -39,7 +47,7 @@ use nix::sys::socket::{
 use nix::sys::wait::{WaitStatus, waitpid};
 use serde::{Deserialize, Serialize};
 
-use crate::init::{RunFds, RunSpec, SPAWNER_ENV, SlotSpec};
+use crate::init::{RunSpec, SPAWNER_ENV, SlotSpec};
 use crate::run::InitProgram;
 
 /// The descriptor the spawner finds its socket on.
@@ -47,7 +55,7 @@ const SOCKET_FD: RawFd = 3;
 /// The descriptor the spawner finds the slot's network namespace on.
 const NETNS_FD: RawFd = 4;
 /// The largest request (the spec holds argv and environment; far below this in practice).
-const MAX_REQUEST: usize = 128 << 10;
+pub(crate) const MAX_REQUEST: usize = 128 << 10;
 /// The most binds one run may have.
 pub const MAX_BINDS: usize = 64;
 /// The most cgroup directories one run may join (v1 has five).
@@ -188,18 +196,7 @@ impl Spawner {
         ];
         raw.extend(fds.cgroups.iter().map(AsRawFd::as_raw_fd));
         raw.extend(fds.trees.iter().map(AsRawFd::as_raw_fd));
-        let _sent = loop {
-            match sendmsg::<()>(
-                self.sock.as_raw_fd(),
-                &[IoSlice::new(request)],
-                &[ControlMessage::ScmRights(&raw)],
-                MsgFlags::MSG_NOSIGNAL,
-                None,
-            ) {
-                Err(nix::errno::Errno::EINTR) => continue,
-                r => break r.map_err(|e| Failure::Gone(io_err("send", e)))?,
-            }
-        };
+        send(&self.sock, request, &raw).map_err(|e| Failure::Gone(io_err("send", e)))?;
         let mut buf = [0u8; 4096];
         let n = loop {
             match nix::sys::socket::recv(self.sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
@@ -344,7 +341,7 @@ pub fn serve() -> ! {
             .map(std::mem::forget::<OwnedFd>);
         }
     }
-    let slot = match setup(netns) {
+    let mut slot = match setup(netns) {
         Ok(slot) => Ok(slot),
         Err(e) => Err(format!("the sandbox could not be set up: {e}")),
     };
@@ -356,16 +353,24 @@ pub fn serve() -> ! {
             Ok(None) | Err(_) => std::process::exit(0),
         };
         // The slot's PID namespace ends with its init: a spawner without one can start
-        // nothing more, and exits so that the runner starts a new one.
-        if let Ok(slot) = &slot
-            && !matches!(
+        // nothing more, and exits so that the runner starts a new one. The next run's
+        // program, made ahead, dies only with that namespace (whose init cannot finish
+        // dying before this process reaps it) or by a kill from outside: a slot that lost
+        // it is not trusted either.
+        if let Ok(slot) = &mut slot {
+            let lost = slot.standby.take().is_some_and(|s| {
+                slot.standby = s.alive();
+                slot.standby.is_none()
+            });
+            let init_alive = matches!(
                 waitpid(slot.init, Some(nix::sys::wait::WaitPidFlag::WNOHANG)),
                 Ok(WaitStatus::StillAlive)
-            )
-        {
-            std::process::exit(1);
+            );
+            if lost || !init_alive {
+                std::process::exit(1);
+            }
         }
-        let run = match &slot {
+        let run = match &mut slot {
             Ok(slot) => start_program(&sock, slot, buf.get(..n).unwrap_or(&[]), n, fds),
             Err(e) => Err(e.clone()),
         };
@@ -375,18 +380,27 @@ pub fn serve() -> ! {
         };
         let _ = nix::sys::socket::send(sock.as_raw_fd(), reply.as_bytes(), MsgFlags::MSG_NOSIGNAL);
         if let Ok(started) = run {
+            // The next run's program is made while this one runs (should that fail, the
+            // next run makes its own). It cannot touch this run, nor this run it: it is
+            // root, in none of the run's cgroups, and waits in namespaces of its own.
+            if let Ok(slot) = &mut slot {
+                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes).ok();
+            }
             started.see_through();
         }
     }
 }
 
-/// The slot, once set up: its description, the liveness pipe its processes watch, and
-/// the seccomp filters (compiled once, installed by each program).
+/// The slot, once set up: its description, the liveness pipe its processes watch, the
+/// seccomp filters (compiled once, installed by each program), the slot's own mount
+/// namespace (to come back to) and the next run's program, if made yet.
 struct Ready {
     spec: SlotSpec,
     init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
     filters: [seccompiler::BpfProgram; 2],
+    mnt: OwnedFd,
+    standby: Option<Standby>,
 }
 
 /// Joins the slot's network namespace, makes the others and has the slot's init build
@@ -405,6 +419,13 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     drop(netns);
     let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS | CloneFlags::CLONE_NEWPID;
     nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+    // Opened now, while /proc is still the host's (in which this process has a PID).
+    let mnt = nix::fcntl::open(
+        "/proc/self/ns/mnt",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))?;
     let pipe =
         || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
     // The slot's processes check that the spawner lives by this pipe: only the spawner
@@ -433,6 +454,8 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
             init,
             alive,
             filters,
+            mnt,
+            standby: None,
         }),
         "" => Err("the slot's init died".into()),
         why => Err(why.to_string()),
@@ -441,7 +464,27 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
 
 type Received = (usize, Vec<OwnedFd>);
 
-fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
+/// Sends one message with descriptors attached.
+pub(crate) fn send(sock: &OwnedFd, bytes: &[u8], fds: &[RawFd]) -> nix::Result<()> {
+    let rights = [ControlMessage::ScmRights(fds)];
+    let cmsgs: &[ControlMessage] = if fds.is_empty() { &[] } else { &rights };
+    loop {
+        match sendmsg::<()>(
+            sock.as_raw_fd(),
+            &[IoSlice::new(bytes)],
+            cmsgs,
+            MsgFlags::MSG_NOSIGNAL,
+            None,
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            r => return r.map(drop),
+        }
+    }
+}
+
+/// Receives one message and the descriptors attached to it (close-on-exec). `None`: the
+/// other end has gone. A message cut short comes back with the length `usize::MAX`.
+pub(crate) fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
     let mut space = nix::cmsg_space!([RawFd; MAX_FDS]);
     let mut iov = [IoSliceMut::new(buf)];
     let msg = loop {
@@ -474,43 +517,117 @@ fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Received>, String> {
     Ok(Some((n, fds)))
 }
 
-/// A program forked, waiting to be let go: what the spawner needs to see it through.
+/// A run's program made ahead ([`crate::init::standby`]): forked, in its own mount and
+/// IPC namespaces with its `/tmp` and `/dev/shm`, filtered, waiting for its run on `sock`.
+struct Standby {
+    pid: nix::unistd::Pid,
+    sock: OwnedFd,
+    /// Its mount namespace, once it has said it is ready: the spawner mounts the run's
+    /// binds into it, and keeps it until it has reported the run's ending, so that the
+    /// namespace is torn down after the report rather than by the program's exit, before.
+    mnt: Option<OwnedFd>,
+    /// The size its `/tmp` was mounted with.
+    tmp_bytes: u64,
+}
+
+impl Standby {
+    /// Forks one, which gets ready meanwhile ([`Standby::ready`]).
+    fn fork(runner: &OwnedFd, slot: &Ready, tmp_bytes: u64) -> Result<Standby, String> {
+        let (ours, theirs) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|e| format!("socketpair: {e}"))?;
+        let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
+        // SAFETY: this process has one thread, so the child may run any code.
+        #[allow(unsafe_code)]
+        let pid = match unsafe { nix::unistd::fork() } {
+            Ok(nix::unistd::ForkResult::Child) => {
+                // Only the spawner may hold the liveness pipe's write end, or the program
+                // could not tell that the spawner died; the rest is closed by the standby.
+                let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
+                let _ = nix::unistd::close(runner.as_raw_fd());
+                drop(ours);
+                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters)
+            }
+            Ok(nix::unistd::ForkResult::Parent { child }) => child,
+            Err(e) => return Err(format!("fork: {e}")),
+        };
+        drop((theirs, alive));
+        Ok(Standby {
+            pid,
+            sock: ours,
+            mnt: None,
+            tmp_bytes,
+        })
+    }
+
+    /// Waits until it is ready, and takes its mount namespace.
+    fn ready(&mut self) -> Result<(), String> {
+        if self.mnt.is_some() {
+            return Ok(());
+        }
+        let mut buf = [0u8; 4096];
+        let (n, mut fds) = match receive(&self.sock, &mut buf) {
+            Ok(Some(x)) => x,
+            Ok(None) => return Err("the run's program died while being made".into()),
+            Err(e) => return Err(format!("the run's program: {e}")),
+        };
+        let answer = String::from_utf8_lossy(buf.get(..n).unwrap_or(b"cut"));
+        match (answer.as_ref(), fds.pop()) {
+            ("ok", Some(mnt)) if fds.is_empty() => {
+                self.mnt = Some(mnt);
+                Ok(())
+            }
+            (why, _) => Err(why.strip_prefix("err ").unwrap_or(why).to_string()),
+        }
+    }
+
+    /// Itself if it still waits (a standby can only die by being killed).
+    fn alive(self) -> Option<Standby> {
+        match waitpid(self.pid, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => Some(self),
+            _ => None,
+        }
+    }
+
+    fn discard(self) {
+        let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = waitpid(self.pid, None);
+    }
+
+    /// Makes the run's mounts in this standby's namespace (entered for the time being).
+    fn mount(&self, slot: &Ready, spec: &RunSpec, trees: &[OwnedFd]) -> Result<(), String> {
+        let mnt = self.mnt.as_ref().ok_or("the run's program is not ready")?;
+        nix::sched::setns(mnt, CloneFlags::CLONE_NEWNS)
+            .map_err(|e| format!("entering the run's mount namespace: {e}"))?;
+        let made = crate::init::run_mounts(spec, trees, self.tmp_bytes);
+        if nix::sched::setns(&slot.mnt, CloneFlags::CLONE_NEWNS).is_err() {
+            // Stuck in a run's namespace: the runner replaces a spawner that has gone.
+            std::process::exit(1);
+        }
+        made
+    }
+}
+
+/// A program let go on its run: what the spawner needs to see it through.
 struct Started {
     pid: nix::unistd::Pid,
     status: OwnedFd,
-    /// `cgroup.procs` of each of the run's cgroups.
-    cgroups: Vec<OwnedFd>,
-    /// The program waits for one byte on this pipe's other end.
-    go: OwnedFd,
-    count_instructions: bool,
+    /// The program's mount namespace (see [`Standby::mnt`]).
+    mnt: Option<OwnedFd>,
+    /// The program's instruction counter, if counted.
+    counter: Option<OwnedFd>,
+    tmp_bytes: u64,
 }
 
 impl Started {
-    /// Moves the program into the run's cgroups and opens its instruction counter (while
-    /// the program makes its namespaces and mounts: the answer to the runner has gone
-    /// already, and each move takes a while on v1), lets it go on, waits for it, and
-    /// reports its ending on the run's status pipe, whose closing then tells the runner
-    /// the run is over.
+    /// Waits for the program and reports its ending on the run's status pipe, whose
+    /// closing then tells the runner the run is over.
     fn see_through(self) {
         let pid = self.pid;
-        let joined = self.cgroups.iter().try_for_each(|procs| {
-            nix::unistd::write(procs, pid.as_raw().to_string().as_bytes()).map(drop)
-        });
-        let mut counter = None;
-        let failed = match joined {
-            Ok(()) => {
-                if self.count_instructions {
-                    counter = crate::instructions::count_from_exec(pid.as_raw());
-                }
-                let _ = nix::unistd::write(&self.go, b"g");
-                None
-            }
-            Err(e) => {
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-                Some(format!("setup joining the run's cgroup: {e}\n"))
-            }
-        };
-        drop((self.cgroups, self.go));
         let ending = loop {
             match waitpid(pid, None) {
                 Err(nix::errno::Errno::EINTR) => continue,
@@ -520,16 +637,19 @@ impl Started {
                 Err(e) => break format!("setup waiting for the program: {e}\n"),
             }
         };
-        if let Some(n) = counter.as_ref().and_then(crate::instructions::read) {
+        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
             let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
         }
-        let _ = nix::unistd::write(&self.status, failed.unwrap_or(ending).as_bytes());
+        let _ = nix::unistd::write(&self.status, ending.as_bytes());
+        // Reported: now the run's mount namespace may go (unmounting takes a while).
+        drop(self.status);
+        drop(self.mnt);
     }
 }
 
 fn start_program(
-    sock: &OwnedFd,
-    slot: &Ready,
+    runner: &OwnedFd,
+    slot: &mut Ready,
     bytes: &[u8],
     len: usize,
     fds: Vec<OwnedFd>,
@@ -545,44 +665,43 @@ fn start_program(
     }
     let mut fds = fds.into_iter();
     let mut next = || fds.next().ok_or("descriptors missing");
-    let (stdin, stdout, stderr, status) = (next()?, next()?, next()?, next()?);
+    let run = [next()?, next()?, next()?, next()?];
     let cgroups: Vec<OwnedFd> = (0..request.cgroups)
         .map(|_| next())
         .collect::<Result<_, _>>()?;
-    let trees = (0..request.spec.binds.len())
+    let trees: Vec<OwnedFd> = (0..request.spec.binds.len())
         .map(|_| next())
         .collect::<Result<_, _>>()?;
-    let (go_r, go_w) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
-    let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
-    // SAFETY: this process has one thread, so the child may run any code.
-    #[allow(unsafe_code)]
-    let pid = match unsafe { nix::unistd::fork() } {
-        Ok(nix::unistd::ForkResult::Child) => {
-            let _ = nix::unistd::close(sock.as_raw_fd());
-            // Only the spawner may hold the liveness pipe's write end, or the program
-            // could not tell that the spawner died.
-            let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
-            drop((go_w, cgroups));
-            let fds = RunFds {
-                stdin,
-                stdout,
-                stderr,
-                status,
-                trees,
-            };
-            crate::init::program(&slot.spec, &request.spec, fds, alive, go_r, &slot.filters)
-        }
-        Ok(nix::unistd::ForkResult::Parent { child }) => child,
-        Err(e) => return Err(format!("fork: {e}")),
+    let mut standby = match slot.standby.take() {
+        Some(s) => s,
+        None => Standby::fork(runner, slot, request.spec.tmp_bytes)?,
     };
+    if let Err(e) = standby.ready() {
+        standby.discard();
+        return Err(e);
+    }
+    if let Err(e) = standby.mount(slot, &request.spec, &trees) {
+        standby.discard();
+        return Err(e);
+    }
+    // Opened while the program waits: `enable_on_exec` starts it at the program's exec.
+    let counter = request
+        .spec
+        .count_instructions
+        .then(|| crate::instructions::count_from_exec(standby.pid.as_raw()))
+        .flatten();
+    let raw: Vec<RawFd> = run.iter().chain(&cgroups).map(AsRawFd::as_raw_fd).collect();
+    if let Err(e) = send(&standby.sock, bytes, &raw) {
+        standby.discard();
+        return Err(format!("handing the run to its program: {e}"));
+    }
     // Only the program may hold the run's descriptors now: its output ends when it does.
-    drop((stdin, stdout, stderr, trees, alive, go_r));
+    let [_stdin, _stdout, _stderr, status] = run;
     Ok(Started {
-        pid,
+        pid: standby.pid,
         status,
-        cgroups,
-        go: go_w,
-        count_instructions: request.spec.count_instructions,
+        mnt: standby.mnt,
+        counter,
+        tmp_bytes: request.spec.tmp_bytes,
     })
 }

@@ -359,6 +359,55 @@ fn a_slot_keeps_nothing_between_runs() {
     assert_eq!(out, "/dev/shm:\n\n/labels:\n\n/tmp:\n0\n3\n", "{out}");
 }
 
+/// The next run's program is made while a run goes on, in the same slot: the running
+/// program must not be able to stop it, signal it or look into it (it is root, waiting, in
+/// namespaces of its own, and invisible in `/proc`), and a later run of the slot, with
+/// another `/tmp` size, must find its `/tmp` at that size and empty.
+#[test]
+fn a_run_cannot_touch_the_next_runs_program() {
+    let script = "import os, errno\n\
+                  me, refused, killed = os.getpid(), 0, 0\n\
+                  for pid in range(1, 4096):\n\
+                  \x20   if pid == me: continue\n\
+                  \x20   try: os.kill(pid, 19); killed += 1\n\
+                  \x20   except ProcessLookupError: pass\n\
+                  \x20   except PermissionError: refused += 1\n\
+                  seen = [p for p in os.listdir('/proc') if p.isdigit() and int(p) != me]\n\
+                  open('/tmp/left', 'w').write('x' * 3000000)\n\
+                  print(refused >= 2, killed, seen)\n";
+    let Some(mut cfg) = config("next_program", &["/usr/bin/python3", "-c", script]) else {
+        return;
+    };
+    cfg.slot = 14;
+    cfg.limits.tmp_bytes = 8 << 20;
+    // Twice: the second time the program made during the first run is the one attacked.
+    for round in ["first", "second"] {
+        let r = run(&cfg);
+        expect(&r, Verdict::Ok, round);
+        // SIGSTOP refused for the slot's init and the waiting program (at least), none
+        // sent, and no other process visible.
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "True 0 []\n", "{round}");
+    }
+    // A smaller /tmp for the next run (made ahead at 8 MiB), and empty.
+    let mut small = sh(
+        "next_program",
+        "ls -A /tmp; head -c 3000000 /dev/zero > /tmp/big || echo full",
+    )
+    .unwrap();
+    small.slot = 14;
+    small.limits.tmp_bytes = 1 << 20;
+    let r = run(&small);
+    expect(&r, Verdict::Ok, "small /tmp");
+    assert!(
+        String::from_utf8_lossy(&r.stdout).ends_with("full\n"),
+        "{r:?}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&r.stdout).contains("left"),
+        "{r:?}"
+    );
+}
+
 /// Descriptors the runner itself inherited without close-on-exec (a shell's `exec 7</`)
 /// must not reach a program: one on the host's `/` would be a way out.
 #[test]
@@ -417,8 +466,8 @@ fn a_slot_whose_init_died_is_rebuilt() {
     };
     cfg.slot = 13;
     expect(&run(&cfg), Verdict::Ok, "first run");
-    // The slot's spawner is the one whose environment names the slot's uid; its only
-    // child is the slot's init.
+    // The slot's spawner is the one whose environment names the slot's uid; its children
+    // are the slot's init (PID 1 of the slot) and the next run's program, made ahead.
     let me = std::process::id().to_string();
     let children = |of: &str| -> Vec<String> {
         std::fs::read_dir("/proc")
@@ -440,7 +489,15 @@ fn a_slot_whose_init_died_is_rebuilt() {
                 .is_ok_and(|e| String::from_utf8_lossy(&e).contains("\"uid\":60013"))
         })
         .expect("the slot's spawner");
-    let init = children(&spawner);
+    let init: Vec<String> = children(&spawner)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status")).is_ok_and(|s| {
+                s.lines()
+                    .any(|l| l.starts_with("NSpid:") && l.ends_with("\t1"))
+            })
+        })
+        .collect();
     assert_eq!(init.len(), 1, "{init:?}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(init[0].parse().unwrap()),
