@@ -19,10 +19,11 @@
 //! `no_new_privs`, and `exec`s. What it leaves running is killed with the run's cgroup
 //! before the slot's next run starts; orphans are reaped by the init.
 //!
-//! The spawner reports the program's ending (or why the sandbox could not be built) as
-//! one line on the run's status descriptor: `exit N`, `signal N`, `setup MESSAGE` (the
-//! sandbox failed) or `exec MESSAGE` (the program could not be started), after an
-//! `instructions N` line when the program's instructions were counted.
+//! A program that could not be started says why on the run's status descriptor, in one
+//! line: `setup MESSAGE` (the sandbox failed: the judge's fault) or `exec MESSAGE` (the
+//! command could not be executed: the entry's). The spawner then reports how the
+//! program ended, `exit N` or `signal N`, after an `instructions N` line when the
+//! program's instructions were counted; the runner reads the first line that says why.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -167,17 +168,20 @@ pub(crate) fn standby(
     tmp_bytes: u64,
     filters: &[BpfProgram],
 ) -> ! {
+    // First of all: the spawner's descriptors of the run in progress (its status pipe
+    // above all, whose closing tells the runner the run is over) must not stay open here.
+    close_except(STATUS_FD, &[sock.as_raw_fd(), alive.as_raw_fd()]);
     die_with_spawner(&alive);
     drop(alive);
-    // Made while the slot's current run goes on: it must not take the CPU from that run
-    // or from the spawner, which reports the run's end.
-    let _ = set_policy(nix::libc::SCHED_IDLE);
     // Out of the way of 0–3 and of the descriptors the run brings.
     let sock = match high(sock) {
         Ok(s) => s,
         Err(_) => std::process::exit(125),
     };
-    close_except(STATUS_FD, &[sock.as_raw_fd()]);
+    // Made while the slot's current run goes on: it must not take the CPU from that run
+    // or from the spawner, which reports the run's end. (A spawner that needs it before
+    // it is ready raises it back.)
+    let _ = set_policy(nix::libc::SCHED_IDLE);
     let ready = match prepare(tmp_bytes, filters) {
         Ok(ns) => crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd()]),
         Err(e) => crate::spawner::send(&sock, format!("err {e}").as_bytes(), &[]),
@@ -188,8 +192,9 @@ pub(crate) fn standby(
     let mut buf = vec![0u8; crate::spawner::MAX_REQUEST + 1];
     let (n, fds) = match crate::spawner::receive(&sock, &mut buf) {
         Ok(Some(x)) => x,
-        // The spawner has gone, or let this process go unused.
-        _ => std::process::exit(0),
+        // The spawner has gone, or let this process go unused. (Never 0: were a run
+        // handed over after all, that would read as the program's success.)
+        _ => std::process::exit(125),
     };
     let cgroups = take_descriptors(fds);
     drop(sock);
@@ -219,12 +224,24 @@ pub(crate) fn standby(
     if let Some(Err(e)) = spec.cpu.map(crate::run::pin_thread) {
         fail(e);
     }
-    let e = match start(slot, spec) {
-        Err(e) => e,
+    match start(slot, spec) {
+        // The judge's side failed: not the program's doing.
+        Err(Failed::Setup(e)) => fail(e),
+        // The command could not be executed: the program's.
+        Err(Failed::Exec(e)) => {
+            report(&format!("exec {e}"));
+            std::process::exit(127);
+        }
         Ok(never) => match never {},
-    };
-    report(&format!("exec {e}"));
-    std::process::exit(127);
+    }
+}
+
+/// Why a program was not executed.
+enum Failed {
+    /// Limits, privileges, descriptors: the sandbox failed.
+    Setup(String),
+    /// The command itself: missing, not executable, or not a valid string.
+    Exec(String),
 }
 
 /// Sets this process's scheduling policy (priority 0: `SCHED_IDLE` or `SCHED_OTHER`).
@@ -289,26 +306,28 @@ fn high(fd: OwnedFd) -> nix::Result<OwnedFd> {
 }
 
 /// Puts the run's stdin, stdout, stderr and status descriptors on 0–3, and returns the
-/// rest (its `cgroup.procs`). Exits if the four are not there: without a status
-/// descriptor nothing can be reported.
+/// rest (its `cgroup.procs`). The spawner sends all of them or none; without a status
+/// descriptor nothing can be reported, so a failure before it is placed only exits.
 fn take_descriptors(mut fds: Vec<OwnedFd>) -> Vec<OwnedFd> {
     if fds.len() < 4 {
         std::process::exit(125);
     }
     let rest = fds.split_off(4);
     // Moved up first, so that none is overwritten before it is placed.
-    let mut up = Vec::with_capacity(4);
-    for fd in fds {
-        match high(fd) {
-            Ok(fd) => up.push(fd),
-            Err(_) => std::process::exit(125),
-        }
-    }
-    for (target, fd) in (0..).zip(&up) {
+    let up: Vec<OwnedFd> = fds
+        .into_iter()
+        .map(|fd| high(fd).unwrap_or_else(|_| std::process::exit(125)))
+        .collect();
+    // The status descriptor first: a failure after it is reported.
+    for target in [STATUS_FD, 0, 1, 2] {
+        let Some(fd) = up.get(target as usize) else {
+            std::process::exit(125);
+        };
         // SAFETY: dup2 onto 0–3, which this process owns: the standard descriptors and
         // the status descriptor (`report` writes there).
         #[allow(unsafe_code)]
         if unsafe { nix::libc::dup2(fd.as_raw_fd(), target) } != target {
+            report(&format!("setup dup2: {}", std::io::Error::last_os_error()));
             std::process::exit(125);
         }
     }
@@ -624,7 +643,19 @@ fn resolve(spec: &RunSpec) -> Result<PathBuf, String> {
 }
 
 /// Limits and privileges, then the `exec`.
-fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, String> {
+fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, Failed> {
+    let (exe, argv, env) = limits(spec).map_err(Failed::Setup)??;
+    privileges(slot).map_err(Failed::Setup)?;
+    nix::unistd::execve(&exe, &argv, &env)
+        .map_err(|e| Failed::Exec(format!("{}: {e}", exe.to_string_lossy())))
+}
+
+/// The command as `execve` takes it.
+type Command = (CString, Vec<CString>, Vec<CString>);
+
+/// Sets the rlimits and working directory and resolves the command (an `Err` inside
+/// `Ok`: the command is at fault).
+fn limits(spec: &RunSpec) -> Result<Result<Command, Failed>, String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
     // The CPU limit is enforced by the runner from the cgroup; RLIMIT_CPU is the
@@ -635,6 +666,10 @@ fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, St
     limit(Resource::RLIMIT_NOFILE, spec.open_files)?;
     limit(Resource::RLIMIT_CORE, 0)?;
     nix::unistd::chdir(&spec.cwd).map_err(|e| format!("chdir {}: {e}", spec.cwd.display()))?;
+    Ok(command(spec).map_err(Failed::Exec))
+}
+
+fn command(spec: &RunSpec) -> Result<Command, String> {
     let exe = resolve(spec)?;
     let c = |s: &str| CString::new(s).map_err(|_| format!("{s:?} holds a NUL byte"));
     let argv: Vec<CString> = spec.argv.iter().map(|a| c(a)).collect::<Result<_, _>>()?;
@@ -643,8 +678,12 @@ fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, St
         .iter()
         .map(|(k, v)| c(&format!("{k}={v}")))
         .collect::<Result<_, _>>()?;
-    let exe_c = c(&exe.to_string_lossy())?;
+    Ok((c(&exe.to_string_lossy())?, argv, env))
+}
 
+/// Drops every privilege and closes every descriptor the program must not have.
+fn privileges(slot: &SlotSpec) -> Result<(), String> {
+    let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     // Capabilities: empty the bounding set while still root, then drop to the slot's ids
     // (which clears the permitted and effective sets).
     for cap in 0..64 {
@@ -682,5 +721,5 @@ fn start(slot: &SlotSpec, spec: &RunSpec) -> Result<std::convert::Infallible, St
     // Nothing but 0–3 may reach the program: whatever the runner itself inherited and
     // left open (a shell's `exec 7</`) would otherwise pass through.
     close_all_from(STATUS_FD + 1);
-    nix::unistd::execve(&exe_c, &argv, &env).map_err(|e| format!("{}: {e}", exe.display()))
+    Ok(())
 }

@@ -326,9 +326,6 @@ fn run_in_slot<T: Send>(
             .map_err(|e| format!("stdin {}: {e}", stdin_path.display()))?;
         (file.into(), None)
     };
-    // The run's clock starts here, not before: a slot's first run also starts its
-    // spawner and builds its root, and a run may have waited for its slot.
-    let start = Instant::now();
     spawner.spawn(
         &request,
         &crate::spawner::Fds {
@@ -340,6 +337,10 @@ fn run_in_slot<T: Send>(
             trees: &trees,
         },
     )?;
+    // The run's clock starts once its program has it, not before: a slot's first run
+    // also starts its spawner and builds its root, a run may have waited for its slot or
+    // for its program to be ready, and none of that is the program's time.
+    let start = Instant::now();
     // Only the run holds the write ends now, so their closing is the run's end.
     drop((stdin, status_w, stdout_w, stderr_w, cgroup_procs, trees));
     std::thread::scope(|scope| {

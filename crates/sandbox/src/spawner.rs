@@ -569,6 +569,15 @@ impl Standby {
         if self.mnt.is_some() {
             return Ok(());
         }
+        // Made at `SCHED_IDLE` so as to leave the run in progress alone, it is the run
+        // now: on a busy machine an idle one may wait for a long time.
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sched_setscheduler on a child of this process, with a parameter that
+        // lives across the call. Failing leaves it idle: slower, not wrong.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::sched_setscheduler(self.pid.as_raw(), libc::SCHED_OTHER, &param);
+        }
         let mut buf = [0u8; 4096];
         let (n, mut fds) = match receive(&self.sock, &mut buf) {
             Ok(Some(x)) => x,

@@ -408,6 +408,43 @@ fn a_run_cannot_touch_the_next_runs_program() {
     );
 }
 
+/// On a busy machine (every CPU taken by other slots' entries) a run must still end when
+/// its program does: the next run's program, made meanwhile at idle priority, must not
+/// hold anything of the run in progress (its status pipe would keep the run going until
+/// the idle process got a turn, and the run would be charged a wall-time limit).
+#[test]
+fn a_busy_machine_does_not_stretch_a_run() {
+    let Some(mut cfg) = config("busy_machine", &["/bin/true"]) else {
+        return;
+    };
+    cfg.slot = 15;
+    cfg.limits.wall_time = Duration::from_secs(2);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let busy: Vec<_> = (0..4 * cpus)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let verdicts: Vec<(Verdict, f64)> = (0..20)
+        .map(|_| {
+            let r = run(&cfg);
+            (r.result.verdict, r.result.wall_time_s)
+        })
+        .collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.into_iter().for_each(|t| t.join().unwrap());
+    assert!(
+        verdicts.iter().all(|(v, _)| *v == Verdict::Ok),
+        "{verdicts:?}"
+    );
+}
+
 /// Descriptors the runner itself inherited without close-on-exec (a shell's `exec 7</`)
 /// must not reach a program: one on the host's `/` would be a way out.
 #[test]
