@@ -287,6 +287,21 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
         nix::sys::stat::Mode::empty(),
     )
     .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))?;
+    // The bounding set emptied now, while root: nothing an `exec` could regain. (This
+    // process keeps the capabilities it has until it drops to the slot's ids.)
+    for cap in 0..64 {
+        // SAFETY: prctl with integer arguments only.
+        #[allow(unsafe_code)]
+        let r = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if r != 0 {
+            break;
+        }
+    }
+    // The spawner, a Rust program, ignores SIGPIPE; the program gets the default.
+    // SAFETY: restoring a default disposition installs no handler.
+    #[allow(unsafe_code)]
+    unsafe { nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl) }
+        .map_err(|e| format!("signal: {e}"))?;
     for f in filters {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
@@ -684,29 +699,14 @@ fn command(spec: &RunSpec) -> Result<Command, String> {
 /// Drops every privilege and closes every descriptor the program must not have.
 fn privileges(slot: &SlotSpec) -> Result<(), String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
-    // Capabilities: empty the bounding set while still root, then drop to the slot's ids
-    // (which clears the permitted and effective sets).
-    for cap in 0..64 {
-        // SAFETY: prctl with integer arguments only.
-        #[allow(unsafe_code)]
-        let r = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
-        if r != 0 {
-            break;
-        }
-    }
+    // Capabilities: the bounding set is empty (`prepare`); the change to the slot's ids
+    // clears the permitted and effective sets.
     let (uid, gid) = (Uid::from_raw(slot.uid), Gid::from_raw(slot.gid));
     nix::unistd::setgroups(&[gid]).map_err(err("setgroups"))?;
     nix::unistd::setresgid(gid, gid, gid).map_err(err("setresgid"))?;
     nix::unistd::setresuid(uid, uid, uid).map_err(err("setresuid"))?;
     // A change of credentials clears the parent-death signal: set it again.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(err("PR_SET_PDEATHSIG"))?;
-    // The spawner, a Rust program, ignores SIGPIPE; the program gets the default.
-    // SAFETY: restoring a default disposition installs no handler.
-    #[allow(unsafe_code)]
-    unsafe {
-        nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl)
-            .map_err(err("signal"))?;
-    }
     nix::sys::prctl::set_no_new_privs().map_err(err("no_new_privs"))?;
     // The status pipe must not reach the program.
     nix::fcntl::fcntl(
