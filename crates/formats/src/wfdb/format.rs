@@ -195,6 +195,13 @@ impl Format {
 /// of `out` is left as it was). Format 8 yields the raw differences; the caller
 /// accumulates them per signal. A null signal decodes `out.len()` invalid samples.
 pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
+    decode_inline(format, bytes, out)
+}
+
+/// [`decode`], inlined into its caller (so that a caller compiled for a wider instruction
+/// set decodes with it too).
+#[inline(always)]
+pub(crate) fn decode_inline(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
     let n = if format == Format::Null {
         out.len()
     } else {
@@ -209,37 +216,12 @@ pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
                 *o = b as i8 as i32;
             }
         }
-        Format::F80 => {
-            for (o, &b) in out.iter_mut().zip(bytes) {
-                *o = b as i32 - 128;
-            }
-        }
-        Format::F16 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = i16::from_le_bytes([c[0], c[1]]) as i32;
-            }
-        }
-        Format::F61 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = i16::from_be_bytes([c[0], c[1]]) as i32;
-            }
-        }
-        Format::F160 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = u16::from_le_bytes([c[0], c[1]]) as i32 - 32768;
-            }
-        }
-        Format::F24 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(3)) {
-                // Sign-extend from the top byte.
-                *o = i32::from_le_bytes([0, c[0], c[1], c[2]]) >> 8;
-            }
-        }
-        Format::F32 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                *o = i32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            }
-        }
+        Format::F80 => decode_each(bytes, out, sample::f80),
+        Format::F16 => decode_each(bytes, out, sample::f16),
+        Format::F61 => decode_each(bytes, out, sample::f61),
+        Format::F160 => decode_each(bytes, out, sample::f160),
+        Format::F24 => decode_each(bytes, out, sample::f24),
+        Format::F32 => decode_each(bytes, out, sample::f32),
         Format::F212 => decode_212(bytes, out),
         Format::F310 => decode_310(bytes, out),
         Format::F311 => decode_311(bytes, out),
@@ -247,20 +229,70 @@ pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
     n
 }
 
+/// Decodes a format that stores each sample in `W` whole bytes.
+#[inline(always)]
+fn decode_each<const W: usize>(bytes: &[u8], out: &mut [i32], f: impl Fn([u8; W]) -> i32) {
+    for (o, &b) in out.iter_mut().zip(bytes.as_chunks::<W>().0) {
+        *o = f(b);
+    }
+}
+
+/// One sample from its bytes, for the formats that store each sample in whole bytes, and
+/// the two samples of a format 212 group.
+pub(crate) mod sample {
+    use super::sext;
+
+    #[inline(always)]
+    pub fn f80(b: [u8; 1]) -> i32 {
+        b[0] as i32 - 128
+    }
+    #[inline(always)]
+    pub fn f16(b: [u8; 2]) -> i32 {
+        i16::from_le_bytes(b) as i32
+    }
+    #[inline(always)]
+    pub fn f61(b: [u8; 2]) -> i32 {
+        i16::from_be_bytes(b) as i32
+    }
+    #[inline(always)]
+    pub fn f160(b: [u8; 2]) -> i32 {
+        u16::from_le_bytes(b) as i32 - 32768
+    }
+    #[inline(always)]
+    pub fn f24(b: [u8; 3]) -> i32 {
+        // Sign-extend from the top byte.
+        i32::from_le_bytes([0, b[0], b[1], b[2]]) >> 8
+    }
+    #[inline(always)]
+    pub fn f32(b: [u8; 4]) -> i32 {
+        i32::from_le_bytes(b)
+    }
+    /// The first sample of a format 212 group.
+    #[inline(always)]
+    pub fn f212_first(g: [u8; 3]) -> i32 {
+        sext(g[0] as u32 | (g[1] as u32 & 0x0F) << 8, 12)
+    }
+    /// The second sample of a format 212 group.
+    #[inline(always)]
+    pub fn f212_second(g: [u8; 3]) -> i32 {
+        sext(g[2] as u32 | (g[1] as u32 & 0xF0) << 4, 12)
+    }
+}
+
 /// Sign-extends the low `bits` bits of `v`.
-#[inline]
+#[inline(always)]
 fn sext(v: u32, bits: u32) -> i32 {
     let shift = 32 - bits;
     ((v << shift) as i32) >> shift
 }
 
+#[inline(always)]
 fn decode_212(bytes: &[u8], out: &mut [i32]) {
     let tail = (out.len() / 2) * 3;
     let mut pairs = out.chunks_exact_mut(2);
-    for (o, c) in (&mut pairs).zip(bytes.chunks_exact(3)) {
-        let (b0, b1, b2) = (c[0] as u32, c[1] as u32, c[2] as u32);
-        o[0] = sext(b0 | (b1 & 0x0F) << 8, 12);
-        o[1] = sext(b2 | (b1 & 0xF0) << 4, 12);
+    for (o, &g) in (&mut pairs).zip(bytes.as_chunks::<3>().0) {
+        o[0] = sample::f212_first(g);
+        o[1] = sample::f212_second(g);
     }
     if let [last] = pairs.into_remainder() {
         *last = sext(
@@ -270,6 +302,7 @@ fn decode_212(bytes: &[u8], out: &mut [i32]) {
     }
 }
 
+#[inline(always)]
 fn decode_310(bytes: &[u8], out: &mut [i32]) {
     let word = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as u32;
     let groups = out.len() / 3;
@@ -288,6 +321,7 @@ fn decode_310(bytes: &[u8], out: &mut [i32]) {
     }
 }
 
+#[inline(always)]
 fn decode_311(bytes: &[u8], out: &mut [i32]) {
     let groups = out.len() / 3;
     for (o, c) in out.chunks_exact_mut(3).zip(bytes.chunks_exact(4)) {
