@@ -16,7 +16,8 @@ use std::fmt;
 pub use format::Format;
 pub use header::{BaseDate, BaseTime, DateOrder, Header, RecordLine, SegmentSpec, SignalSpec};
 pub use read::{
-    Calibration, MAX_HEADER_BYTES, MAX_READ_SAMPLES, ReadOptions, Record, SignalData, Signals,
+    Calibration, MAX_HEADER_BYTES, MAX_READ_SAMPLES, PhysicalData, PhysicalSignals, ReadOptions,
+    Record, SignalData, Signals,
 };
 pub use write::{WriteSignal, write_header, write_record};
 
