@@ -3,7 +3,9 @@
 //! `cargo bench -p formats --bench wfdb_read` (wfdb-python from `.oracle-venv`, installed by
 //! `scripts/test.sh`; the real records from `../shared/data`). Prints a Markdown table of
 //! medians for BENCHMARKS.md. Each figure is the median of several runs; the ratio column
-//! compares medians measured minutes apart on the same machine.
+//! compares medians measured seconds apart in the same run. Large reads use every CPU
+//! the process may run on (wfdb-python uses one): `taskset -c 0 cargo bench ...` gives the
+//! single-thread figures.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -89,17 +91,19 @@ fn write_day_record(dir: &Path) -> PathBuf {
     dir.join("day")
 }
 
+/// Reads every signal of every record, as `rdrecord` does: digital values, or physical
+/// values only (`rdrecord()` returns `p_signal` alone). Every sample is returned in a
+/// fresh vector.
 fn read_records(records: &[PathBuf], physical: bool) -> usize {
     let mut n = 0;
     for r in records {
         let rec = Record::open(r).unwrap();
-        let s = rec.read(&ReadOptions::default()).unwrap();
-        for sig in &s.signals {
-            n += if physical {
-                sig.physical().len()
-            } else {
-                sig.digital.len()
-            };
+        if physical {
+            let s = rec.read_physical(&ReadOptions::default()).unwrap();
+            n += s.signals.iter().map(|sig| sig.values.len()).sum::<usize>();
+        } else {
+            let s = rec.read(&ReadOptions::default()).unwrap();
+            n += s.signals.iter().map(|sig| sig.digital.len()).sum::<usize>();
         }
     }
     n
@@ -181,6 +185,11 @@ fn main() {
         vec![write_day_record(tmp.path())],
     ));
     let python = testkit::oracle_python("wfdb_read bench");
+    println!(
+        "CPUs available to this process: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!();
 
     println!(
         "| data | file MB | ours digital | wfdb-python digital | ratio | ours physical | wfdb-python physical | ratio |"
