@@ -4,6 +4,9 @@
 //! bubblewrap (`apt-get install bubblewrap`) is optional and only for the comparison.
 //! Also prints the sandbox's overhead over a plain fork+exec, paired round by round (so
 //! that a machine slowing down for a while moves both), and its ratio to bubblewrap.
+//! Then the sandbox alone, run after run with nothing between (a slot's next program is
+//! made during the run before: interleaved, it has the other methods' time to get ready,
+//! back to back only the run's own), in blocks alternating with plain fork+exec.
 //!
 //! `cargo bench -p sandbox --bench overhead [-- RUNS]`
 
@@ -108,5 +111,40 @@ fn main() {
     );
     if let Some(r) = to_bwrap {
         println!("sandbox median / bwrap median: {r:.2}");
+    }
+
+    // Blocks of 20 back-to-back runs of each, alternating.
+    let (mut plain, mut ours) = (Vec::new(), Vec::new());
+    while ours.len() < runs {
+        for _ in 0..20 {
+            let t = Instant::now();
+            let mut c = Command::new("/bin/true");
+            quiet(&mut c);
+            assert!(c.status().unwrap().success());
+            plain.push(t.elapsed());
+        }
+        for _ in 0..20 {
+            let t = Instant::now();
+            let r = run(&cfg);
+            ours.push(t.elapsed());
+            assert_eq!(r.result.verdict, Verdict::Ok, "{:?}", r.result);
+        }
+    }
+    println!(
+        "{} runs each, back to back in alternating blocks of 20",
+        ours.len()
+    );
+    println!("| method | median | p90 |");
+    println!("|---|---:|---:|");
+    for (name, v) in [
+        ("plain fork+exec", &mut plain),
+        ("physiojudge sandbox", &mut ours),
+    ] {
+        v.sort();
+        println!(
+            "| {name} | {} | {} |",
+            ms(percentile(v, 0.5)),
+            ms(percentile(v, 0.9))
+        );
     }
 }
