@@ -281,12 +281,7 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
         nosuid | nodev | noexec,
         "size=64m,mode=1777",
     )?;
-    let ns = nix::fcntl::open(
-        "/proc/self/ns/mnt",
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))?;
+    let ns = own_mount_namespace()?;
     // The bounding set emptied now, while root: nothing an `exec` could regain. (This
     // process keeps the capabilities it has until it drops to the slot's ids.)
     for cap in 0..64 {
@@ -306,6 +301,16 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
     Ok(ns)
+}
+
+/// This process's mount namespace, to enter again with `setns`.
+pub(crate) fn own_mount_namespace() -> Result<OwnedFd, String> {
+    nix::fcntl::open(
+        "/proc/self/ns/mnt",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))
 }
 
 fn tmp_options(bytes: u64) -> String {

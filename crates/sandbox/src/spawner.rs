@@ -102,19 +102,23 @@ impl Spawner {
     }
 }
 
+/// A connected pair of message sockets (close-on-exec): one end for each side.
+fn seqpacket_pair() -> nix::Result<(OwnedFd, OwnedFd)> {
+    socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+}
+
 fn io_err(what: &str, e: impl std::fmt::Display) -> String {
     format!("spawner: {what}: {e}")
 }
 
 impl Spawner {
     fn start(init: &InitProgram, slot: &SlotSpec, netns: BorrowedFd) -> Result<Spawner, String> {
-        let (ours, theirs) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(|e| io_err("socketpair", e))?;
+        let (ours, theirs) = seqpacket_pair().map_err(|e| io_err("socketpair", e))?;
         let slot_json = serde_json::to_string(slot).map_err(|e| io_err("slot", e))?;
         let mut cmd = Command::new(&init.path);
         cmd.args(&init.args)
@@ -420,12 +424,7 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS | CloneFlags::CLONE_NEWPID;
     nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
     // Opened now, while /proc is still the host's (in which this process has a PID).
-    let mnt = nix::fcntl::open(
-        "/proc/self/ns/mnt",
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(|e| format!("open /proc/self/ns/mnt: {e}"))?;
+    let mnt = crate::init::own_mount_namespace()?;
     let pipe =
         || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"));
     // The slot's processes check that the spawner lives by this pipe: only the spawner
@@ -533,13 +532,7 @@ struct Standby {
 impl Standby {
     /// Forks one, which gets ready meanwhile ([`Standby::ready`]).
     fn fork(runner: &OwnedFd, slot: &Ready, tmp_bytes: u64) -> Result<Standby, String> {
-        let (ours, theirs) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(|e| format!("socketpair: {e}"))?;
+        let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
         let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
         // SAFETY: this process has one thread, so the child may run any code.
         #[allow(unsafe_code)]
