@@ -17,6 +17,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = sig.physical();
             }
         }
+        let _ = rec.read_physical(&ReadOptions::default());
         let _ = rec.read(&ReadOptions { from: 1, to: Some(3), signals: Some(vec![0]) });
     }
 });

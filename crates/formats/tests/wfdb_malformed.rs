@@ -318,9 +318,15 @@ proptest! {
         write(dir.path(), "b.dat", &b);
         if let Ok(rec) = Record::open(dir.path().join("rec")) {
             let _ = rec.sig_len();
-            if let Ok(s) = rec.read(&ReadOptions::default()) {
-                for x in &s.signals {
-                    let _ = x.physical();
+            // The physical-only read gives the bits of a read then `physical()`, or fails
+            // when it does.
+            let digital = rec.read(&ReadOptions::default());
+            let physical = rec.read_physical(&ReadOptions::default());
+            prop_assert_eq!(digital.is_ok(), physical.is_ok());
+            if let (Ok(d), Ok(p)) = (&digital, &physical) {
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for (x, y) in d.signals.iter().zip(&p.signals) {
+                    prop_assert_eq!(bits(&x.physical()), bits(&y.values));
                 }
             }
             let _ = rec.read(&ReadOptions { from, to: len.map(|l| from + l), signals: Some(vec![0]) });

@@ -127,6 +127,17 @@ impl Format {
         }
     }
 
+    /// Bytes of one sample, for the formats that store each sample by itself in whole
+    /// bytes (not 8, whose samples are differences from the one before, nor the packed
+    /// ones).
+    pub fn whole_bytes(self) -> Option<u64> {
+        match (self, self.group()) {
+            (Format::F8 | Format::Null, _) => None,
+            (_, (1, bytes)) => Some(bytes),
+            _ => None,
+        }
+    }
+
     /// Samples and bytes in one packing group.
     fn group(self) -> (u64, u64) {
         match self {

@@ -16,7 +16,8 @@ use super::format::{self, Format, GENERIC_INVALID};
 use super::header::{Header, SignalSpec};
 use super::{WfdbError, WfdbErrorKind};
 
-/// Most samples one read returns, all selected signals together (1 GiB of `i32`). A header
+/// Most samples one read returns, all selected signals together (1 GiB of `i32`, 2 GiB of
+/// `f64` from [`Record::read_physical`]), and most samples a file's frame may hold. A header
 /// can claim any length, and null signals and segments have no file bytes behind them, so
 /// a read that would need more is refused rather than allowed to exhaust memory. Longer
 /// records are read in several ranges.
@@ -482,6 +483,17 @@ impl Record {
         let path = self.dir.join(&first.file_name);
         let name = display(&path);
         let offset = first.effective_byte_offset();
+        // Buffers are sized by whole frames: one of absurd size must not be allocated,
+        // even for a read of no frames.
+        if tspf > MAX_READ_SAMPLES {
+            return Err(WfdbError::in_file(
+                &name,
+                WfdbErrorKind::Signal(format!(
+                    "a frame of this file holds {tspf} samples (the header's samples per \
+                     frame of its signals), more than the {MAX_READ_SAMPLES} one read may"
+                )),
+            ));
+        }
 
         let file = File::open(&path).map_err(|e| WfdbError::io(&name, e))?;
         let file_len = file.metadata().map_err(|e| WfdbError::io(&name, e))?.len();
@@ -569,9 +581,9 @@ impl Record {
             read_start,
             chunk_frames,
         };
-        // Outputs are allocated zeroed (large ones come from the system untouched, so
-        // zeroing costs nothing) and filled in place, in parts of whole chunks when
-        // several threads share the work.
+        // Outputs are allocated zeroed (the largest come from the system as fresh pages;
+        // smaller ones may be reused heap memory, zeroed here) and filled in place, in
+        // parts of whole chunks when several threads share the work.
         let mut outs: Vec<Vec<T>> = sinks
             .iter()
             .map(|k| output::<T>(n_frames * k.spf))
@@ -802,23 +814,23 @@ impl Physical {
     }
 
     /// [`apply`](Self::apply) by division, not multiplication by 1/gain: bit-identical
-    /// to wfdb-python and the WFDB library. The select (not a branch) keeps loops over
-    /// it vectorisable.
+    /// to wfdb-python and the WFDB library.
     #[inline(always)]
     fn divide(self, d: i32) -> f64 {
-        let p = (d as f64 - self.baseline) / self.gain;
-        if self.has_invalid && d == self.invalid {
-            f64::NAN
-        } else {
-            p
-        }
+        self.nan_if_invalid(d, (d as f64 - self.baseline) / self.gain)
     }
 
     /// [`apply`](Self::apply) when `r` is the exact reciprocal of a power-of-two gain:
     /// the same bits as [`divide`](Self::divide), several times faster.
     #[inline(always)]
     fn scale(self, d: i32, r: f64) -> f64 {
-        let p = (d as f64 - self.baseline) * r;
+        self.nan_if_invalid(d, (d as f64 - self.baseline) * r)
+    }
+
+    /// `p`, or NaN where `d` is the invalid value. A select, not a branch, so that loops
+    /// over it stay vectorisable.
+    #[inline(always)]
+    fn nan_if_invalid(self, d: i32, p: f64) -> f64 {
         if self.has_invalid && d == self.invalid {
             f64::NAN
         } else {
@@ -841,7 +853,10 @@ fn exact_reciprocal(gain: f64) -> Option<f64> {
 
 /// A fresh output of `len` zeros. Large ones are advised to use transparent huge pages
 /// (as numpy does for its arrays), which makes first touching them several times
-/// cheaper; they come from the system zeroed but untouched, so the advice still applies.
+/// cheaper. The advice applies to pages not yet touched: the largest outputs come from
+/// the system zeroed and untouched; one that glibc serves from memory it already holds
+/// (below its mmap threshold, which grows up to 32 MiB) is zeroed and touched first, and
+/// the advice then only helps where pages are still fresh.
 fn output<T: Sample>(len: usize) -> Vec<T> {
     let mut v = vec![T::ZERO; len];
     advise_huge_pages(&mut v);
@@ -888,7 +903,9 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
         // SAFETY: [lo, hi) lies within the allocation `v` owns (the Vec is borrowed
         // mutably, so nothing else uses it meanwhile). MADV_HUGEPAGE only changes how the
         // kernel backs these pages: it never unmaps them or changes what they hold, so no
-        // memory Rust can see changes. The result is ignored on purpose (see above).
+        // memory Rust can see changes. The advice stays with the address range after `v`
+        // is freed and is inherited by whatever is allocated there later, which is as
+        // harmless. The result is ignored on purpose (see above).
         unsafe {
             libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
         }
@@ -1103,8 +1120,11 @@ fn decode_chunks<T: Sample>(
     outs: &mut [Piece<'_, T>],
     scratch: &mut Scratch,
 ) -> Result<(), WfdbError> {
+    if frames.is_empty() {
+        return Ok(());
+    }
     let (fmt, tspf) = (src.fmt, src.tspf);
-    let chunk_frames = src.chunk_frames.min(frames.len().max(1));
+    let chunk_frames = src.chunk_frames.min(frames.len());
     // A chunk starts up to 2 samples before its first frame, within a packing group.
     let max_samples = chunk_frames * tspf + 2;
     let max_bytes = fmt.bytes_needed(max_samples as u64) as usize;
@@ -1231,13 +1251,7 @@ fn gather_direct<T: Sample>(
 
 /// Bytes per stored frame when [`gather_direct`] can decode the file's signals.
 fn direct_frame_bytes(fmt: Format, tspf: usize) -> Option<usize> {
-    match fmt {
-        Format::F80 => Some(tspf),
-        Format::F16 | Format::F61 | Format::F160 => Some(2 * tspf),
-        Format::F24 => Some(3 * tspf),
-        Format::F32 => Some(4 * tspf),
-        _ => None,
-    }
+    fmt.whole_bytes().map(|b| b as usize * tspf)
 }
 
 /// One signal's samples of a chunk, and where they go: run with the signal's conversion.
@@ -1480,6 +1494,33 @@ mod tests {
                 out
             })
             .collect()
+    }
+
+    /// A header whose frame claims billions of samples is refused, naming the file,
+    /// before any buffer is sized from it (such a read once tried to allocate 16 GB for a
+    /// read of no frames and aborted the process).
+    #[test]
+    fn an_absurd_frame_is_refused_without_allocating_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.dat"), b"").unwrap();
+        for hea in [
+            "r 1 360 0\nr.dat 32x4000000000 200 12 0 0 0 0 s\n",
+            "r 1 360\nr.dat 32x4000000000 200 12 0 0 0 0 s\n",
+        ] {
+            std::fs::write(dir.path().join("r.hea"), hea).unwrap();
+            let rec = Record::open(dir.path().join("r")).unwrap();
+            let all = ReadOptions::default();
+            for e in [
+                rec.read(&all).err().map(|e| e.to_string()),
+                rec.read_physical(&all).err().map(|e| e.to_string()),
+            ] {
+                let e = e.unwrap_or_default();
+                assert!(
+                    e.contains("r.dat") && e.contains("4000000000 samples"),
+                    "{hea:?}: {e}"
+                );
+            }
+        }
     }
 
     fn check(fmt: Format, signals: &[(u32, u32)], frames: u64, offset: u64) {
