@@ -16,6 +16,13 @@ fn physiojudge(args: &[&str]) -> Output {
         .expect("run physiojudge")
 }
 
+/// `physiojudge p300 convert-bnci --out OUT FILE...`.
+fn convert(out: &Path, files: &[&Path]) -> Output {
+    let mut args = vec!["p300", "convert-bnci", "--out", out.to_str().unwrap()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    physiojudge(&args)
+}
+
 fn row_of(name: &str) -> usize {
     CHANNELS.iter().position(|&c| c == name).unwrap()
 }
@@ -61,14 +68,7 @@ fn converts_the_real_files_into_blocks_that_load_and_play() {
     let src = data.join("p300_bnci2015003");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("bnci");
-    let o = physiojudge(&[
-        "p300",
-        "convert-bnci",
-        "--out",
-        out.to_str().unwrap(),
-        src.join("s6.mat").to_str().unwrap(),
-        src.join("s10.mat").to_str().unwrap(),
-    ]);
+    let o = convert(&out, &[&src.join("s6.mat"), &src.join("s10.mat")]);
     assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8(o.stdout.clone()).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
@@ -148,13 +148,7 @@ fn converts_the_real_files_into_blocks_that_load_and_play() {
 
     // The same bytes again.
     let again = tmp.path().join("again");
-    let o = physiojudge(&[
-        "p300",
-        "convert-bnci",
-        "--out",
-        again.to_str().unwrap(),
-        src.join("s10.mat").to_str().unwrap(),
-    ]);
+    let o = convert(&again, &[&src.join("s10.mat")]);
     assert!(o.status.success(), "{}", text(&o));
     for f in ["S10/block_1.npy", "S10/block_2.npy"] {
         assert!(std::fs::read(out.join(f)).unwrap() == std::fs::read(again.join(f)).unwrap());
