@@ -1,13 +1,14 @@
-"""Times wfdb-python on the same files as the Rust benchmark `wfdb_read`, in the same run.
+"""Times wfdb-python on the same files as the Rust benchmark `wfdb_read`, pass by pass.
 
-Usage: wfdb_python.py REPEATS JOB [JOB ...], where JOB is `rdrecord:REC1,REC2,...`
-(physical values, rdrecord's default), `rdrecord_digital:REC1,...` or
-`rdann:REC1,REC2,...:EXT`. Prints one JSON line per job: {"job": ..., "median_s": ...,
-"runs": [...]}; each run reads every record of the job once.
+The benchmark starts this once and alternates its own passes with this script's, so that
+both sides of each ratio are measured within milliseconds of each other (the machines
+the project runs on change speed from one minute to the next).
+
+Protocol: each line read from stdin is a JOB, `rdrecord:REC1,REC2,...` (physical values,
+rdrecord's default), `rdrecord_digital:REC1,...` or `rdann:REC1,REC2,...:EXT`; the script
+reads every record of the job once and prints the seconds it took on a line of its own.
 """
 
-import json
-import statistics
 import sys
 import time
 
@@ -20,24 +21,20 @@ def run(kind, records, ext):
             wfdb.rdrecord(r)
         elif kind == "rdrecord_digital":
             wfdb.rdrecord(r, physical=False)
-        else:
+        elif kind == "rdann":
             wfdb.rdann(r, ext)
+        else:
+            raise ValueError(f"unknown job kind {kind!r}")
 
 
 def main():
-    repeats = int(sys.argv[1])
-    for job in sys.argv[2:]:
-        parts = job.split(":")
+    for line in sys.stdin:
+        parts = line.strip().split(":")
         kind, records = parts[0], parts[1].split(",")
         ext = parts[2] if len(parts) > 2 else None
-        run(kind, records, ext)  # warm the page cache and imports
-        runs = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            run(kind, records, ext)
-            runs.append(time.perf_counter() - t)
-        print(json.dumps({"job": job[:60], "median_s": statistics.median(runs), "runs": runs}))
-        sys.stdout.flush()
+        t = time.perf_counter()
+        run(kind, records, ext)
+        print(time.perf_counter() - t, flush=True)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,16 @@
 //!
 //! `cargo bench -p formats --bench wfdb_read` (wfdb-python from `.oracle-venv`, installed by
 //! `scripts/test.sh`; the real records from `../shared/data`). Prints a Markdown table of
-//! medians for BENCHMARKS.md. Each figure is the median of several runs; the ratio column
-//! compares medians measured seconds apart in the same run. Large reads use every CPU
-//! the process may run on (wfdb-python uses one): `taskset -c 0 cargo bench ...` gives the
-//! single-thread figures.
+//! medians for BENCHMARKS.md. Our passes alternate with wfdb-python's (a Python process
+//! kept running, one pass per request), so each ratio is the median of the ratios of
+//! passes timed back to back: comparing medians taken a minute apart on these VMs moved
+//! ratios by ±20%. Large reads use every CPU the process may run on (wfdb-python uses
+//! one): `taskset -c 0 cargo bench ...` gives the single-thread figures.
 
 use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use formats::wfdb::annotation::{self, Annotation, Definitions};
@@ -17,6 +19,8 @@ use formats::wfdb::format::{self, Format};
 use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, write_record};
 
 const REPEATS: usize = 7;
+/// Pairs of passes (ours, then wfdb-python's, or the other way round) per comparison.
+const PAIRS: usize = 15;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -109,26 +113,96 @@ fn read_records(records: &[PathBuf], physical: bool) -> usize {
     n
 }
 
-fn python_medians(python: &Path, jobs: &[String]) -> Vec<Option<f64>> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/wfdb_python.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(REPEATS.to_string())
-        .args(jobs)
-        .output()
-        .expect("run wfdb-python");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).ok()?;
-            v["median_s"].as_f64()
-        })
-        .collect()
+/// wfdb-python in a process of its own that times one pass over a job's records per
+/// request (`benches/wfdb_python.py`).
+struct Python {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Python {
+    fn start(python: &Path) -> Python {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/wfdb_python.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start wfdb-python");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Python {
+            child,
+            input,
+            output,
+        }
+    }
+
+    /// Seconds one pass over `job` took.
+    fn pass(&mut self, job: &str) -> Duration {
+        writeln!(self.input, "{job}").expect("ask wfdb-python for a pass");
+        let mut line = String::new();
+        self.output.read_line(&mut line).expect("read wfdb-python");
+        let s: f64 = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("wfdb-python failed on {:.60}: {line:?}", job));
+        Duration::from_secs_f64(s)
+    }
+}
+
+impl Drop for Python {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Ours and wfdb-python's medians, and the median ratio of their passes timed back to
+/// back (who goes first alternates), or ours alone without wfdb-python.
+fn paired<T>(
+    mut ours: impl FnMut() -> T,
+    python: Option<&mut Python>,
+    job: &str,
+) -> (Duration, Option<(Duration, f64)>) {
+    let Some(py) = python else {
+        return (time(ours), None);
+    };
+    black_box(ours()); // warm up
+    py.pass(job);
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..PAIRS {
+        let first = (i % 2 == 1).then(|| py.pass(job));
+        let t = Instant::now();
+        black_box(ours());
+        let o = t.elapsed();
+        let p = first.unwrap_or_else(|| py.pass(job));
+        ratios.push(p.as_secs_f64() / o.as_secs_f64());
+        a.push(o);
+        b.push(p);
+    }
+    ratios.sort_by(f64::total_cmp);
+    (median(a), Some((median(b), ratios[ratios.len() / 2])))
+}
+
+fn paths(records: &[PathBuf]) -> String {
+    records
+        .iter()
+        .map(|r| r.to_str().unwrap())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn ms(t: Duration) -> String {
+    format!("{:.1} ms", t.as_secs_f64() * 1e3)
+}
+
+/// wfdb-python's median and the median ratio, as two table cells.
+fn theirs(py: Option<(Duration, f64)>) -> String {
+    py.map_or("n/a | n/a".into(), |(t, ratio)| {
+        format!("{} | {ratio:.1}×", ms(t))
+    })
 }
 
 fn file_bytes(records: &[PathBuf]) -> u64 {
@@ -184,7 +258,7 @@ fn main() {
         "24 h record (format 212, 2×360 Hz)".into(),
         vec![write_day_record(tmp.path())],
     ));
-    let python = testkit::oracle_python("wfdb_read bench");
+    let mut python = testkit::oracle_python("wfdb_read bench").map(|p| Python::start(&p));
     println!(
         "CPUs available to this process: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -197,37 +271,24 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (label, records) in &sets {
         let mb = file_bytes(records) as f64 / 1e6;
-        let d = time(|| read_records(records, false));
-        let p = time(|| read_records(records, true));
-        let list = records
-            .iter()
-            .map(|r| r.to_str().unwrap())
-            .collect::<Vec<_>>()
-            .join(",");
-        let py = python.as_ref().map(|py| {
-            python_medians(
-                py,
-                &[
-                    format!("rdrecord_digital:{list}"),
-                    format!("rdrecord:{list}"),
-                ],
-            )
-        });
-        let py_d = py.as_ref().and_then(|v| v[0]);
-        let py_p = py.as_ref().and_then(|v| v[1]);
-        let ms = |s: Option<f64>| s.map_or("n/a".into(), |s| format!("{:.1} ms", s * 1e3));
-        let ratio = |s: Option<f64>, ours: Duration| {
-            s.map_or("n/a".into(), |s| format!("{:.1}×", s / ours.as_secs_f64()))
-        };
+        let list = paths(records);
+        let (d, py_d) = paired(
+            || read_records(records, false),
+            python.as_mut(),
+            &format!("rdrecord_digital:{list}"),
+        );
+        let (p, py_p) = paired(
+            || read_records(records, true),
+            python.as_mut(),
+            &format!("rdrecord:{list}"),
+        );
         println!(
-            "| {label} | {mb:.1} | {:.1} ms ({:.0} MB/s) | {} | {} | {:.1} ms | {} | {} |",
-            d.as_secs_f64() * 1e3,
+            "| {label} | {mb:.1} | {} ({:.0} MB/s) | {} | {} | {} |",
+            ms(d),
             mb / d.as_secs_f64(),
-            ms(py_d),
-            ratio(py_d, d),
-            p.as_secs_f64() * 1e3,
-            ms(py_p),
-            ratio(py_p, p),
+            theirs(py_d),
+            ms(p),
+            theirs(py_p),
         );
     }
 
@@ -269,30 +330,25 @@ fn main() {
                     .len()
             })
             .sum();
-        let ours = time(|| {
-            records
-                .iter()
-                .map(|r| {
-                    annotation::read_annotator(r, "atr")
-                        .unwrap()
-                        .annotations
-                        .len()
-                })
-                .sum::<usize>()
-        });
-        let list = records
-            .iter()
-            .map(|r| r.to_str().unwrap())
-            .collect::<Vec<_>>()
-            .join(",");
-        let py = python
-            .as_ref()
-            .and_then(|py| python_medians(py, &[format!("rdann:{list}:atr")])[0]);
+        let (ours, py) = paired(
+            || {
+                records
+                    .iter()
+                    .map(|r| {
+                        annotation::read_annotator(r, "atr")
+                            .unwrap()
+                            .annotations
+                            .len()
+                    })
+                    .sum::<usize>()
+            },
+            python.as_mut(),
+            &format!("rdann:{}:atr", paths(records)),
+        );
         println!(
-            "| {label} | {count} | {:.2} ms | {} | {} |",
+            "| {label} | {count} | {:.2} ms | {} |",
             ours.as_secs_f64() * 1e3,
-            py.map_or("n/a".into(), |s| format!("{:.1} ms", s * 1e3)),
-            py.map_or("n/a".into(), |s| format!("{:.0}×", s / ours.as_secs_f64())),
+            theirs(py)
         );
     }
 
