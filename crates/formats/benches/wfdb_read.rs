@@ -321,27 +321,20 @@ fn main() {
     println!("| annotations | count | ours | wfdb-python rdann | ratio |");
     println!("|---|---:|---:|---:|---:|");
     for (label, records) in &ann_sets {
-        let count: usize = records
-            .iter()
-            .map(|r| {
-                annotation::read_annotator(r, "atr")
-                    .unwrap()
-                    .annotations
-                    .len()
-            })
-            .sum();
+        let read_all = || {
+            records
+                .iter()
+                .map(|r| {
+                    annotation::read_annotator(r, "atr")
+                        .unwrap()
+                        .annotations
+                        .len()
+                })
+                .sum::<usize>()
+        };
+        let count = read_all();
         let (ours, py) = paired(
-            || {
-                records
-                    .iter()
-                    .map(|r| {
-                        annotation::read_annotator(r, "atr")
-                            .unwrap()
-                            .annotations
-                            .len()
-                    })
-                    .sum::<usize>()
-            },
+            read_all,
             python.as_mut(),
             &format!("rdann:{}:atr", paths(records)),
         );
