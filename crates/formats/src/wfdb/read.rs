@@ -617,9 +617,11 @@ impl Record {
             // (`fresh` above) are all initialised. Their tail was filled above. Their
             // window (the rest, disjoint from the tail by `split_at_mut`) was cut into
             // pieces, disjoint slices of it (`split_outputs` cuts them with
-            // `split_at_mut`), each with its first `filled` elements written
-            // (`Piece::put`); the sum of `filled` over a window's pieces is the
-            // window's length (checked just above), which leaves no element unwritten.
+            // `split_at_mut`), each with its first `filled()` elements written and
+            // `filled()` at most its length (`Piece`'s invariant, kept by its module).
+            // `run_parts` adds up `filled()` of every piece once, so a window's sum is
+            // at most its length and equals it (checked just above) only if every
+            // piece is full and the pieces cover the window: no element is unwritten.
             unsafe {
                 out.set_len(len);
             }
@@ -878,28 +880,46 @@ fn output<T: Sample>(len: usize) -> Vec<T> {
     v
 }
 
-/// A thread's piece of one signal's output, not yet written when handed out, and
-/// written in order from its start: its first `filled` elements are initialised.
-struct Piece<'o, T> {
-    out: &'o mut [MaybeUninit<T>],
-    filled: usize,
-}
+use piece::Piece;
 
-impl<T> Piece<'_, T> {
-    /// Appends `values` (as many as fit).
-    #[inline(always)]
-    fn put(&mut self, values: impl Iterator<Item = T>) {
-        let mut n = 0;
-        let rest = self.out.get_mut(self.filled..).unwrap_or_default();
-        for (o, v) in rest.iter_mut().zip(values) {
-            o.write(v);
-            n += 1;
-        }
-        self.filled += n;
+/// In a module of its own so that only `put` can change what `filled` says, which the
+/// `unsafe` block of `read_group` relies on.
+mod piece {
+    use std::mem::MaybeUninit;
+
+    /// A thread's piece of one signal's output, not yet written when handed out, and
+    /// written in order from its start: its first `filled()` elements are initialised,
+    /// and `filled()` never exceeds its length.
+    pub(super) struct Piece<'o, T> {
+        out: &'o mut [MaybeUninit<T>],
+        filled: usize,
     }
 
-    fn is_full(&self) -> bool {
-        self.filled == self.out.len()
+    impl<'o, T> Piece<'o, T> {
+        pub(super) fn new(out: &'o mut [MaybeUninit<T>]) -> Self {
+            Piece { out, filled: 0 }
+        }
+
+        /// Appends `values` (as many as fit).
+        #[inline(always)]
+        pub(super) fn put(&mut self, values: impl Iterator<Item = T>) {
+            let mut n = 0;
+            let rest = self.out.get_mut(self.filled..).unwrap_or_default();
+            for (o, v) in rest.iter_mut().zip(values) {
+                o.write(v);
+                n += 1;
+            }
+            self.filled += n;
+        }
+
+        /// How many elements, from the start, are written.
+        pub(super) fn filled(&self) -> usize {
+            self.filled
+        }
+
+        pub(super) fn is_full(&self) -> bool {
+            self.filled == self.out.len()
+        }
     }
 }
 
@@ -995,10 +1015,7 @@ fn split_outputs<'o, T: Sample>(
             let hi = k.window.end.clamp(r.start, r.end);
             let at = ((hi - lo) * k.spf).min(rest.len());
             let (piece, tail) = std::mem::take(&mut rest).split_at_mut(at);
-            pieces.push(Piece {
-                out: piece,
-                filled: 0,
-            });
+            pieces.push(Piece::new(piece));
             rest = tail;
         }
     }
@@ -1017,7 +1034,7 @@ fn run_parts<T: Sample>(
     let mut written = vec![0; sinks.len()];
     let mut count = |pieces: &[Piece<'_, T>]| {
         for (w, p) in written.iter_mut().zip(pieces) {
-            *w += p.filled;
+            *w += p.filled();
         }
     };
     if threads <= 1 {
