@@ -7,6 +7,10 @@
 //! passes timed back to back: comparing medians taken a minute apart on these VMs moved
 //! ratios by ±20%. Large reads use every CPU the process may run on (wfdb-python uses
 //! one): `taskset -c 0 cargo bench ...` gives the single-thread figures.
+//!
+//! Memory comes from mimalloc, as in the `physiojudge` binary; with
+//! `PHYSIOJUDGE_BENCH_ALLOC=system`, from glibc's malloc (what a program that keeps the
+//! default allocator gets).
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
@@ -17,6 +21,70 @@ use std::time::{Duration, Instant};
 use formats::wfdb::annotation::{self, Annotation, Definitions};
 use formats::wfdb::format::{self, Format};
 use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, write_record};
+
+#[global_allocator]
+static ALLOCATOR: BenchAllocator = BenchAllocator;
+
+/// mimalloc, or glibc's malloc when `PHYSIOJUDGE_BENCH_ALLOC=system`. The choice is made
+/// at the first allocation and never changes, so every block is freed by the allocator
+/// that made it.
+struct BenchAllocator;
+
+/// 0 until the first allocation, then 1 for mimalloc or 2 for glibc's malloc.
+static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+impl BenchAllocator {
+    fn system() -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut c = CHOICE.load(Relaxed);
+        if c == 0 {
+            // `getenv`, not `std::env::var`: that allocates, which would recurse here.
+            // Threads racing here all read the same environment and store the same value.
+            #[allow(unsafe_code)] // a NUL-terminated name; the value is only read at once
+            let system = unsafe {
+                let v = libc::getenv(c"PHYSIOJUDGE_BENCH_ALLOC".as_ptr());
+                !v.is_null() && std::ffi::CStr::from_ptr(v) == c"system"
+            };
+            c = if system { 2 } else { 1 };
+            CHOICE.store(c, Relaxed);
+        }
+        c == 2
+    }
+}
+
+// Each call goes to one allocator, the same for the whole run (see `system`), so the
+// contracts of `GlobalAlloc` are those of `System` or `MiMalloc`, passed on unchanged.
+#[allow(unsafe_code)]
+unsafe impl std::alloc::GlobalAlloc for BenchAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.alloc(layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.alloc(layout) }
+        }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        if Self::system() {
+            unsafe { std::alloc::System.dealloc(ptr, layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        }
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.alloc_zeroed(layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.realloc(ptr, layout, new) }
+        } else {
+            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new) }
+        }
+    }
+}
 
 const REPEATS: usize = 7;
 /// Pairs of passes (ours, then wfdb-python's, or the other way round) per comparison.
@@ -260,8 +328,13 @@ fn main() {
     ));
     let mut python = testkit::oracle_python("wfdb_read bench").map(|p| Python::start(&p));
     println!(
-        "CPUs available to this process: {}",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        "CPUs available to this process: {}; allocator: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if BenchAllocator::system() {
+            "glibc malloc (PHYSIOJUDGE_BENCH_ALLOC=system)"
+        } else {
+            "mimalloc (as physiojudge)"
+        }
     );
     println!();
 
