@@ -806,8 +806,10 @@ struct Physical {
     /// `1 / gain` when multiplying by it gives the same bits as dividing by `gain`
     /// ([`exact_reciprocal`]).
     reciprocal: Option<f64>,
-    invalid: i32,
-    has_invalid: bool,
+    /// The invalid value as a double, NaN when there is none. Converting an `i32` to
+    /// `f64` is exact and one to one, so comparing the converted sample with it is
+    /// comparing the integers, and a comparison with NaN is never true.
+    invalid: f64,
 }
 
 impl Physical {
@@ -816,8 +818,7 @@ impl Physical {
             baseline: c.baseline as f64,
             gain: c.gain,
             reciprocal: exact_reciprocal(c.gain),
-            invalid: c.invalid.unwrap_or(i32::MIN),
-            has_invalid: c.invalid.is_some(),
+            invalid: c.invalid.map_or(f64::NAN, f64::from),
         }
     }
 
@@ -845,10 +846,11 @@ impl Physical {
     }
 
     /// `p`, or NaN where `d` is the invalid value. A select, not a branch, so that loops
-    /// over it stay vectorisable.
+    /// over it stay vectorisable; compared as doubles, which vectorises to one compare
+    /// on the converted samples instead of widening an integer mask.
     #[inline(always)]
     fn nan_if_invalid(self, d: i32, p: f64) -> f64 {
-        if self.has_invalid && d == self.invalid {
+        if f64::from(d) == self.invalid {
             f64::NAN
         } else {
             p
