@@ -8,9 +8,11 @@
 //! ratios by ±20%. Large reads use every CPU the process may run on (wfdb-python uses
 //! one): `taskset -c 0 cargo bench ...` gives the single-thread figures.
 //!
-//! Memory comes from mimalloc, as in the `physiojudge` binary; with
-//! `PHYSIOJUDGE_BENCH_ALLOC=system`, from glibc's malloc (what a program that keeps the
-//! default allocator gets).
+//! Memory comes from glibc's malloc, what a program keeping Rust's default allocator
+//! gets. With `PHYSIOJUDGE_BENCH_ALLOC=mimalloc` it comes from mimalloc, which keeps
+//! freed memory for reuse where glibc gives most of it back to the kernel: a diagnostic
+//! of how much of a read is faulting fresh output pages in (wfdb-python, in its own
+//! process, is unaffected).
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
@@ -25,64 +27,68 @@ use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, wr
 #[global_allocator]
 static ALLOCATOR: BenchAllocator = BenchAllocator;
 
-/// mimalloc, or glibc's malloc when `PHYSIOJUDGE_BENCH_ALLOC=system`. The choice is made
+/// glibc's malloc, or mimalloc when `PHYSIOJUDGE_BENCH_ALLOC=mimalloc`. The choice is made
 /// at the first allocation and never changes, so every block is freed by the allocator
 /// that made it.
 struct BenchAllocator;
 
-/// 0 until the first allocation, then 1 for mimalloc or 2 for glibc's malloc.
+/// 0 until the first allocation, then 1 for glibc's malloc or 2 for mimalloc.
 static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 impl BenchAllocator {
-    fn system() -> bool {
+    fn mimalloc() -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         let mut c = CHOICE.load(Relaxed);
         if c == 0 {
             // `getenv`, not `std::env::var`: that allocates, which would recurse here.
-            // Threads racing here all read the same environment and store the same value.
-            #[allow(unsafe_code)] // a NUL-terminated name; the value is only read at once
-            let system = unsafe {
+            // The first allocation comes before `main`, on the only thread; nothing in
+            // this bench changes the environment.
+            #[allow(unsafe_code)]
+            // SAFETY: the name is NUL-terminated; a non-null result points to the value,
+            // a NUL-terminated string that stays valid while the environment is unchanged,
+            // and it is only read here.
+            let mimalloc = unsafe {
                 let v = libc::getenv(c"PHYSIOJUDGE_BENCH_ALLOC".as_ptr());
-                !v.is_null() && std::ffi::CStr::from_ptr(v) == c"system"
+                !v.is_null() && std::ffi::CStr::from_ptr(v) == c"mimalloc"
             };
-            c = if system { 2 } else { 1 };
+            c = if mimalloc { 2 } else { 1 };
             CHOICE.store(c, Relaxed);
         }
         c == 2
     }
 }
 
-// Each call goes to one allocator, the same for the whole run (see `system`), so the
-// contracts of `GlobalAlloc` are those of `System` or `MiMalloc`, passed on unchanged.
+/// Calls one allocator's method with the arguments given.
+macro_rules! forward {
+    ($method:ident($($arg:expr),*)) => {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call, and a block
+        // passed back (dealloc, realloc) was made by the same allocator, which never
+        // changes during the run.
+        unsafe {
+            if Self::mimalloc() {
+                mimalloc::MiMalloc.$method($($arg),*)
+            } else {
+                std::alloc::System.$method($($arg),*)
+            }
+        }
+    };
+}
+
 #[allow(unsafe_code)]
+// SAFETY: every method forwards to one of two sound allocators, the same one for the
+// whole run (`BenchAllocator::mimalloc`).
 unsafe impl std::alloc::GlobalAlloc for BenchAllocator {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        if Self::system() {
-            unsafe { std::alloc::System.alloc(layout) }
-        } else {
-            unsafe { mimalloc::MiMalloc.alloc(layout) }
-        }
+        forward!(alloc(layout))
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        if Self::system() {
-            unsafe { std::alloc::System.dealloc(ptr, layout) }
-        } else {
-            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
-        }
+        forward!(dealloc(ptr, layout))
     }
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
-        if Self::system() {
-            unsafe { std::alloc::System.alloc_zeroed(layout) }
-        } else {
-            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
-        }
+        forward!(alloc_zeroed(layout))
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
-        if Self::system() {
-            unsafe { std::alloc::System.realloc(ptr, layout, new) }
-        } else {
-            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new) }
-        }
+        forward!(realloc(ptr, layout, new))
     }
 }
 
@@ -330,10 +336,10 @@ fn main() {
     println!(
         "CPUs available to this process: {}; allocator: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        if BenchAllocator::system() {
-            "glibc malloc (PHYSIOJUDGE_BENCH_ALLOC=system)"
+        if BenchAllocator::mimalloc() {
+            "mimalloc (PHYSIOJUDGE_BENCH_ALLOC=mimalloc)"
         } else {
-            "mimalloc (as physiojudge)"
+            "glibc malloc"
         }
     );
     println!();

@@ -17,15 +17,6 @@ mod score_cmd;
 mod synth_cmd;
 mod wfdb_cmd;
 
-/// mimalloc rather than glibc's malloc. A judge reads record after record into outputs
-/// of a few hundred KiB to many MiB; glibc gives most of those back to the kernel when
-/// they are freed (mmap'd blocks, and the heap top above its trim threshold), so the next
-/// read first-touch faults every page again: a third of the time of reading the CPSC
-/// records. mimalloc keeps freed memory for reuse; reading CPSC records takes about half
-/// the time with it (BENCHMARKS.md, issue 3). The `formats` bench uses it too.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "physiojudge",

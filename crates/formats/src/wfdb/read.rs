@@ -1644,6 +1644,45 @@ mod tests {
     }
 
     #[test]
+    fn only_the_invalid_value_of_a_run_becomes_nan() {
+        // i32::MIN is format 32's invalid value: it must become NaN there and nowhere
+        // else, by the multiplying (gain 1) and the dividing (gain 200) conversions.
+        let digital = vec![
+            i32::MIN,
+            i32::MIN + 1,
+            i32::MIN,
+            7,
+            i32::MIN,
+            i32::MIN + 1,
+            -32768,
+        ];
+        let run = |start, len, gain, baseline, invalid| Calibration {
+            start,
+            len,
+            gain,
+            baseline,
+            invalid,
+        };
+        let data = SignalData {
+            index: 0,
+            name: None,
+            units: "mV".into(),
+            samples_per_frame: 1,
+            digital,
+            calibration: vec![
+                run(0, 2, 1.0, 0, None),
+                run(2, 2, 200.0, 3, None),
+                run(4, 3, 200.0, 0, Some(i32::MIN)),
+            ],
+        };
+        let p = data.physical();
+        assert_eq!(p[..2], [-2147483648.0, -2147483647.0]);
+        assert_eq!(p[2..4], [(i32::MIN as f64 - 3.0) / 200.0, 4.0 / 200.0]);
+        assert!(p[4].is_nan());
+        assert_eq!(p[5..], [(i32::MIN + 1) as f64 / 200.0, -32768.0 / 200.0]);
+    }
+
+    #[test]
     fn small_reads_match_a_whole_file_decode() {
         for fmt in Format::ALL.into_iter().filter(|&f| f != Format::Null) {
             check(fmt, &[(1, 0), (2, 3), (1, 1), (1, 0)], 1000, 7);
