@@ -8,11 +8,11 @@
 //! ratios by ±20%. Large reads use every CPU the process may run on (wfdb-python uses
 //! one): `taskset -c 0 cargo bench ...` gives the single-thread figures.
 //!
-//! Memory comes from glibc's malloc, what a program keeping Rust's default allocator
-//! gets. With `PHYSIOJUDGE_BENCH_ALLOC=mimalloc` it comes from mimalloc, which keeps
-//! freed memory for reuse where glibc gives most of it back to the kernel: a diagnostic
-//! of how much of a read is faulting fresh output pages in (wfdb-python, in its own
-//! process, is unaffected).
+//! Memory comes from glibc's malloc, which gives most freed read outputs back to the
+//! kernel, so each record's outputs fault in afresh. As a diagnostic of what that costs,
+//! glibc can be told to keep freed memory (`MALLOC_TRIM_THRESHOLD_=4000000000
+//! MALLOC_MMAP_THRESHOLD_=4000000000 MALLOC_TOP_PAD_=268435456 cargo bench ...`); those
+//! settings are taken out of wfdb-python's environment, which keeps glibc's defaults.
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
@@ -24,73 +24,14 @@ use formats::wfdb::annotation::{self, Annotation, Definitions};
 use formats::wfdb::format::{self, Format};
 use formats::wfdb::{ReadOptions, Record, RecordLine, SignalSpec, WriteSignal, write_record};
 
-#[global_allocator]
-static ALLOCATOR: BenchAllocator = BenchAllocator;
-
-/// glibc's malloc, or mimalloc when `PHYSIOJUDGE_BENCH_ALLOC=mimalloc`. The choice is made
-/// at the first allocation and never changes, so every block is freed by the allocator
-/// that made it.
-struct BenchAllocator;
-
-/// 0 until the first allocation, then 1 for glibc's malloc or 2 for mimalloc.
-static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-impl BenchAllocator {
-    fn mimalloc() -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mut c = CHOICE.load(Relaxed);
-        if c == 0 {
-            // `getenv`, not `std::env::var`: that allocates, which would recurse here.
-            // The first allocation comes before `main`, on the only thread; nothing in
-            // this bench changes the environment.
-            #[allow(unsafe_code)]
-            // SAFETY: the name is NUL-terminated; a non-null result points to the value,
-            // a NUL-terminated string that stays valid while the environment is unchanged,
-            // and it is only read here.
-            let mimalloc = unsafe {
-                let v = libc::getenv(c"PHYSIOJUDGE_BENCH_ALLOC".as_ptr());
-                !v.is_null() && std::ffi::CStr::from_ptr(v) == c"mimalloc"
-            };
-            c = if mimalloc { 2 } else { 1 };
-            CHOICE.store(c, Relaxed);
-        }
-        c == 2
-    }
-}
-
-/// Calls one allocator's method with the arguments given.
-macro_rules! forward {
-    ($method:ident($($arg:expr),*)) => {
-        // SAFETY: the caller upholds `GlobalAlloc`'s contract for this call, and a block
-        // passed back (dealloc, realloc) was made by the same allocator, which never
-        // changes during the run.
-        unsafe {
-            if Self::mimalloc() {
-                mimalloc::MiMalloc.$method($($arg),*)
-            } else {
-                std::alloc::System.$method($($arg),*)
-            }
-        }
-    };
-}
-
-#[allow(unsafe_code)]
-// SAFETY: every method forwards to one of two sound allocators, the same one for the
-// whole run (`BenchAllocator::mimalloc`).
-unsafe impl std::alloc::GlobalAlloc for BenchAllocator {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        forward!(alloc(layout))
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        forward!(dealloc(ptr, layout))
-    }
-    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
-        forward!(alloc_zeroed(layout))
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
-        forward!(realloc(ptr, layout, new))
-    }
-}
+/// glibc's malloc settings from the environment (`mallopt` parameters, tunables).
+const MALLOC_SETTINGS: [&str; 5] = [
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "MALLOC_ARENA_MAX",
+    "GLIBC_TUNABLES",
+];
 
 const REPEATS: usize = 7;
 /// Pairs of passes (ours, then wfdb-python's, or the other way round) per comparison.
@@ -198,7 +139,11 @@ struct Python {
 impl Python {
     fn start(python: &Path) -> Python {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/wfdb_python.py");
-        let mut child = Command::new(python)
+        let mut child = Command::new(python);
+        for name in MALLOC_SETTINGS {
+            child.env_remove(name);
+        }
+        let mut child = child
             .arg(script)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -258,6 +203,19 @@ fn paired<T>(
     }
     ratios.sort_by(f64::total_cmp);
     (median(a), Some((median(b), ratios[ratios.len() / 2])))
+}
+
+/// The glibc malloc settings this process was started with, or "none".
+fn malloc_settings() -> String {
+    let set: Vec<String> = MALLOC_SETTINGS
+        .iter()
+        .filter_map(|n| std::env::var(n).ok().map(|v| format!("{n}={v}")))
+        .collect();
+    if set.is_empty() {
+        "none".into()
+    } else {
+        set.join(" ")
+    }
 }
 
 fn paths(records: &[PathBuf]) -> String {
@@ -334,13 +292,9 @@ fn main() {
     ));
     let mut python = testkit::oracle_python("wfdb_read bench").map(|p| Python::start(&p));
     println!(
-        "CPUs available to this process: {}; allocator: {}",
+        "CPUs available to this process: {}; glibc malloc settings (ours only): {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        if BenchAllocator::mimalloc() {
-            "mimalloc (PHYSIOJUDGE_BENCH_ALLOC=mimalloc)"
-        } else {
-            "glibc malloc"
-        }
+        malloc_settings()
     );
     println!();
 
