@@ -233,6 +233,22 @@ fn forbidden_syscalls_are_fatal() {
             "packet socket",
             "import socket; socket.socket(17, socket.SOCK_RAW)",
         ),
+        // vsock ports are the VM host's, not the network namespace's.
+        (
+            "vsock socket",
+            "import socket; socket.socket(40, socket.SOCK_STREAM)",
+        ),
+        // The kernel reads the family as an int: the upper half must not hide it.
+        (
+            "vsock socket, family with upper bits set",
+            "libc.syscall(41, ctypes.c_long(40 | 1 << 32), 1, 0)",
+        ),
+        // unshare(CLONE_NEWUSER) through the x32 numbering.
+        ("x32 unshare", "libc.syscall(0x40000000 | 272, 0x10000000)"),
+        (
+            "open_tree_attr",
+            "libc.syscall(467, -100, b'/', 0, None, 0)",
+        ),
     ];
     if !cfg!(target_arch = "x86_64") {
         eprintln!("forbidden_syscalls_are_fatal: skipped: the syscall numbers are x86-64's");
