@@ -2,11 +2,12 @@
 //!
 //! Everything is allowed except what lets a program leave or widen its sandbox, attack
 //! the kernel through rarely needed interfaces, or spy on other runs: new namespaces,
-//! mounts, tracing other processes, kernel keyrings, BPF, io_uring, perf events,
-//! userfaultfd, module and kexec loading, and packet or vsock sockets. Those kill the
-//! process (the run's verdict is then `forbidden_syscall`). `clone3` is refused with
-//! ENOSYS instead: its flags live in memory a filter cannot read, and libc falls back to
-//! `clone`, whose flags the filter checks.
+//! mounts, tracing other processes, children of another process (`CLONE_PARENT`), kernel
+//! keyrings, BPF, io_uring, perf events, userfaultfd, module and kexec loading, and
+//! packet or vsock sockets. Those kill the process (the run's verdict is then
+//! `forbidden_syscall`). `clone3` is refused with ENOSYS instead: its flags live in
+//! memory a filter cannot read, and libc falls back to `clone`, whose flags the filter
+//! checks.
 //!
 //! Arguments the kernel reads as `int` are compared on their low 32 bits only: the
 //! kernel ignores the upper half, so a filter comparing all 64 bits would let
@@ -90,8 +91,12 @@ fn arg0(len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> SeccompCondition
 pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
     let mut kill: BTreeMap<i64, Vec<SeccompRule>> =
         FORBIDDEN.iter().map(|&s| (s, Vec::new())).collect();
-    // clone with any namespace flag: one rule per flag (rules are OR-ed).
-    let ns_rules = [
+    // clone with any namespace flag, or with CLONE_PARENT: one rule per flag (rules are
+    // OR-ed). CLONE_PARENT would make the child a child of the slot's spawner, which
+    // waits only for its programs: the child's zombie, with its name, would outlive the
+    // run and be seen by the next, and enough of them would exhaust the host's PIDs.
+    let clone_rules = [
+        libc::CLONE_PARENT,
         libc::CLONE_NEWNS,
         libc::CLONE_NEWCGROUP,
         libc::CLONE_NEWUTS,
@@ -112,7 +117,7 @@ pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
         )])
     })
     .collect();
-    kill.insert(libc::SYS_clone, ns_rules);
+    kill.insert(libc::SYS_clone, clone_rules);
     kill.insert(
         libc::SYS_socket,
         [libc::AF_PACKET, libc::AF_VSOCK]

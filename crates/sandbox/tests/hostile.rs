@@ -245,6 +245,12 @@ fn forbidden_syscalls_are_fatal() {
         ),
         // unshare(CLONE_NEWUSER) through the x32 numbering.
         ("x32 unshare", "libc.syscall(0x40000000 | 272, 0x10000000)"),
+        // A child of the slot's spawner (clone(CLONE_PARENT | SIGCHLD) with no stack: a
+        // fork) would outlive the run as a zombie.
+        (
+            "clone with CLONE_PARENT",
+            "libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)",
+        ),
         (
             "open_tree_attr",
             "libc.syscall(467, -100, b'/', 0, None, 0)",
