@@ -319,6 +319,13 @@ impl Cgroup {
                 optional(write(&memsw, "-1"))?;
                 write(&memory.join("memory.limit_in_bytes"), &bytes)?;
                 optional(write(&memsw, &bytes))?;
+                // v1 charges socket buffers to a cgroup only once this limit is set (v2
+                // always does): without it a run could queue gigabytes in loopback TCP
+                // connections it never reads, memory no limit of the run counts.
+                optional(write(
+                    &memory.join("memory.kmem.tcp.limit_in_bytes"),
+                    &bytes,
+                ))?;
                 write(&p.join("pids.max"), &pids)?;
             }
         }
