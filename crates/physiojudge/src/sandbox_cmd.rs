@@ -145,6 +145,12 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     out.write_all(&r.stdout)?;
     std::io::stderr().write_all(&r.stderr)?;
     if a.json {
+        // The record must be a line of its own, whatever the program printed last: else
+        // a program could print a record of its own without a newline and have ours
+        // appended to it.
+        if r.stdout.last().is_some_and(|&b| b != b'\n') {
+            writeln!(out)?;
+        }
         writeln!(out, "{}", serde_json::to_string(&r.result)?)?;
     } else {
         eprintln!(

@@ -84,6 +84,23 @@ fn json_record_and_mounts() {
     .unwrap();
     assert_eq!(record["verdict"], "time_limit");
 
+    // A program's output without a final newline cannot pass for the record.
+    let o = run(&[
+        "sandbox",
+        "run",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        r#"printf '{"verdict":"ok"}'; exit 3"#,
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], r#"{"verdict":"ok"}"#);
+    let record: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(record["verdict"], "runtime_error");
+
     // Usage errors.
     assert_eq!(
         run(&["sandbox", "run", "--ro", "/tmp:relative", "--", "/bin/true"])

@@ -599,6 +599,9 @@ fn classify(
             Some(format!("memory limit of {mib:.0} MiB exceeded")),
         );
     }
+    // The CPU limit is watched from outside, so a program may pass it and end before
+    // that is seen: what it used still decides.
+    let stop = stop.or((cpu > limits.cpu_time).then_some(Stop::Cpu));
     let (verdict, message) = match (stop, ending) {
         (Some(Stop::Cpu), _) => (
             Verdict::TimeLimit,
@@ -632,4 +635,29 @@ fn classify(
         ),
     };
     (verdict, Some(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_over_the_limit_is_a_time_limit_even_when_the_end_came_first() {
+        let limits = Limits {
+            cpu_time: Duration::from_millis(200),
+            ..Limits::default()
+        };
+        let verdict = |ending: Ending, ms| {
+            classify(&ending, None, false, &limits, Duration::from_millis(ms)).0
+        };
+        assert_eq!(verdict(Ending::Exit(0), 205), Verdict::TimeLimit);
+        assert_eq!(verdict(Ending::Exit(1), 205), Verdict::TimeLimit);
+        assert_eq!(verdict(Ending::Exit(0), 200), Verdict::Ok);
+        assert_eq!(verdict(Ending::Exit(1), 150), Verdict::RuntimeError);
+        // A forbidden system call stays the reason.
+        assert_eq!(
+            verdict(Ending::Signal(libc::SIGSYS), 205),
+            Verdict::ForbiddenSyscall
+        );
+    }
 }
