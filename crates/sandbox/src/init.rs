@@ -183,7 +183,11 @@ pub(crate) fn standby(
     // it is ready raises it back.)
     let _ = set_policy(nix::libc::SCHED_IDLE);
     let ready = match prepare(tmp_bytes, filters) {
-        Ok(ns) => crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd()]),
+        // The listener goes to the spawner only: a program holding it could answer its
+        // own forbidden calls. (It is close-on-exec too.)
+        Ok((ns, listener)) => {
+            crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd(), listener.as_raw_fd()])
+        }
         Err(e) => crate::spawner::send(&sock, format!("err {e}").as_bytes(), &[]),
     };
     if ready.is_err() {
@@ -262,8 +266,9 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 
 /// What a standby does before its run is known: a new session (no controlling terminal,
 /// so no TIOCSTI keystroke injection), its own namespaces and file systems, the filters.
-/// Returns its mount namespace.
-fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
+/// Returns its mount namespace and the listener of its filter
+/// ([`crate::seccomp::install_notifying`]).
+fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
     nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
         .map_err(|e| format!("unshare: {e}"))?;
@@ -297,10 +302,12 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<OwnedFd, String> {
     #[allow(unsafe_code)]
     unsafe { nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigDfl) }
         .map_err(|e| format!("signal: {e}"))?;
-    for f in filters {
+    let (notifying, rest) = filters.split_first().ok_or("no seccomp filter")?;
+    let listener = crate::seccomp::install_notifying(notifying)?;
+    for f in rest {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
-    Ok(ns)
+    Ok((ns, listener))
 }
 
 /// This process's mount namespace, to enter again with `setns`.

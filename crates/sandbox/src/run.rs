@@ -497,14 +497,26 @@ fn finish(
     // Empty now (killed and checked above); removed off the run's path.
     crate::ahead::done(layout, cfg.slot, ready);
 
-    let (instructions, line) = match report.split_once('\n') {
-        Some((first, rest)) if first.starts_with("instructions ") => {
-            (first["instructions ".len()..].parse().ok(), rest)
+    // The spawner's report: optional lines first, then how the program ended.
+    let (mut instructions, mut forbidden, mut line) = (None, None, report.as_str());
+    while let Some((first, rest)) = line.split_once('\n') {
+        if let Some(n) = first.strip_prefix("instructions ") {
+            instructions = n.parse().ok();
+        } else if let Some(call) = first.strip_prefix("forbidden ") {
+            forbidden = Some(call.to_string());
+        } else {
+            break;
         }
-        _ => (None, report.as_str()),
+        line = rest;
+    }
+    let ending = ending(line.trim(), stop.is_some() || oom || forbidden.is_some())?;
+    let (verdict, message) = match forbidden {
+        Some(call) => (
+            Verdict::ForbiddenSyscall,
+            Some(format!("stopped at a forbidden system call: {call}")),
+        ),
+        None => classify(&ending, stop, oom, &cfg.limits, cpu),
     };
-    let ending = ending(line.trim(), stop.is_some() || oom)?;
-    let (verdict, message) = classify(&ending, stop, oom, &cfg.limits, cpu);
     let (exit_code, signal) = match ending {
         Ending::Exit(c) => (Some(c), None),
         Ending::Signal(s) => (None, Some(s)),
@@ -588,10 +600,6 @@ fn classify(
             limits.cpu_time.as_secs_f64()
         )
     };
-    if *ending == Ending::Signal(libc::SIGSYS) {
-        let why = "killed for a forbidden system call (seccomp)";
-        return (Verdict::ForbiddenSyscall, Some(why.into()));
-    }
     if oom {
         let mib = limits.memory_bytes as f64 / (1 << 20) as f64;
         return (
@@ -654,10 +662,11 @@ mod tests {
         assert_eq!(verdict(Ending::Exit(1), 205), Verdict::TimeLimit);
         assert_eq!(verdict(Ending::Exit(0), 200), Verdict::Ok);
         assert_eq!(verdict(Ending::Exit(1), 150), Verdict::RuntimeError);
-        // A forbidden system call stays the reason.
+        // Only the spawner's report of a forbidden call makes one: a program may raise
+        // SIGSYS itself.
         assert_eq!(
-            verdict(Ending::Signal(libc::SIGSYS), 205),
-            Verdict::ForbiddenSyscall
+            verdict(Ending::Signal(libc::SIGSYS), 150),
+            Verdict::Signalled
         );
     }
 }

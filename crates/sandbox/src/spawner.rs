@@ -32,7 +32,7 @@
 
 use std::collections::HashMap;
 use std::io::{IoSlice, IoSliceMut};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -527,6 +527,8 @@ struct Standby {
     mnt: Option<OwnedFd>,
     /// The size its `/tmp` was mounted with.
     tmp_bytes: u64,
+    /// The listener of its seccomp filter, once it is ready (see [`Started::see_through`]).
+    listener: Option<OwnedFd>,
 }
 
 impl Standby {
@@ -554,6 +556,7 @@ impl Standby {
             sock: ours,
             mnt: None,
             tmp_bytes,
+            listener: None,
         })
     }
 
@@ -572,15 +575,16 @@ impl Standby {
             libc::sched_setscheduler(self.pid.as_raw(), libc::SCHED_OTHER, &param);
         }
         let mut buf = [0u8; 4096];
-        let (n, mut fds) = match receive(&self.sock, &mut buf) {
+        let (n, fds) = match receive(&self.sock, &mut buf) {
             Ok(Some(x)) => x,
             Ok(None) => return Err("the run's program died while being made".into()),
             Err(e) => return Err(format!("the run's program: {e}")),
         };
         let answer = String::from_utf8_lossy(buf.get(..n).unwrap_or(b"cut"));
-        match (answer.as_ref(), fds.pop()) {
-            ("ok", Some(mnt)) if fds.is_empty() => {
+        match (answer.as_ref(), <[OwnedFd; 2]>::try_from(fds)) {
+            ("ok", Ok([mnt, listener])) => {
                 self.mnt = Some(mnt);
+                self.listener = Some(listener);
                 Ok(())
             }
             (why, _) => Err(why.strip_prefix("err ").unwrap_or(why).to_string()),
@@ -623,6 +627,8 @@ struct Started {
     /// The program's instruction counter, if counted.
     counter: Option<OwnedFd>,
     tmp_bytes: u64,
+    /// The listener of the program's seccomp filter (see [`crate::seccomp`]).
+    listener: Option<OwnedFd>,
 }
 
 impl Started {
@@ -630,6 +636,12 @@ impl Started {
     /// closing then tells the runner the run is over.
     fn see_through(self) {
         let pid = self.pid;
+        // A forbidden call by any process of the run ends it: the program is killed (the
+        // runner kills the rest with the run's cgroup), and the call named in the report.
+        let forbidden = self
+            .listener
+            .as_ref()
+            .and_then(|l| forbidden_call_or_end(pid, l));
         let ending = loop {
             match waitpid(pid, None) {
                 Err(nix::errno::Errno::EINTR) => continue,
@@ -642,10 +654,61 @@ impl Started {
         if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
             let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
         }
+        if let Some(call) = forbidden {
+            let line = format!("forbidden {}\n", call.replace('\n', " "));
+            let _ = nix::unistd::write(&self.status, line.as_bytes());
+        }
         let _ = nix::unistd::write(&self.status, ending.as_bytes());
         // Reported: now the run's mount namespace may go (unmounting takes a while).
         drop(self.status);
         drop(self.mnt);
+    }
+}
+
+/// Waits until the program ends or a process of its run makes a forbidden call; in
+/// that case kills the program and returns the call. A listener that can no longer
+/// notify (no process under the filter is left) is not watched further.
+fn forbidden_call_or_end(pid: nix::unistd::Pid, listener: &OwnedFd) -> Option<String> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    // SAFETY: pidfd_open with integer arguments; the result is checked below.
+    #[allow(unsafe_code)]
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+    // SAFETY: a descriptor the kernel has just returned, owned by nothing else.
+    #[allow(unsafe_code)]
+    let pidfd = RawFd::try_from(raw)
+        .ok()
+        .filter(|&fd| fd >= 0)
+        .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })?;
+    let mut watch_listener = true;
+    loop {
+        let mut fds = vec![PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
+        if watch_listener {
+            fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+        }
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return None,
+            Ok(_) => {}
+        }
+        let revents = |i: usize| {
+            fds.get(i)
+                .and_then(PollFd::revents)
+                .unwrap_or(PollFlags::empty())
+        };
+        // Checked first: a forbidden call is the reason even if the program ended too.
+        let heard = revents(1);
+        if heard.contains(PollFlags::POLLIN) {
+            let call = crate::seccomp::forbidden_call(listener)
+                .unwrap_or_else(|| "a forbidden system call".into());
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            return Some(call);
+        }
+        if heard.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
+            watch_listener = false;
+        }
+        if !revents(0).is_empty() {
+            return None;
+        }
     }
 }
 
@@ -705,5 +768,6 @@ fn start_program(
         mnt: standby.mnt,
         counter,
         tmp_bytes: request.spec.tmp_bytes,
+        listener: standby.listener,
     })
 }

@@ -302,7 +302,32 @@ fn forbidden_syscalls_are_fatal() {
         };
         let r = run(&cfg);
         expect(&r, Verdict::ForbiddenSyscall, name);
+        assert!(
+            !String::from_utf8_lossy(&r.stdout).contains("survived"),
+            "{name}: the call returned"
+        );
     }
+    // Tried in a child, which its parent outlives: the run still ends at the call, and
+    // the message names it.
+    let script = "import ctypes, os\n\
+if os.fork() == 0:\n    \
+ctypes.CDLL(None).syscall(272, 0x10000000)\n    \
+os._exit(0)\n\
+os.wait(); print('parent went on')";
+    let r = run(&config("forbidden_in_child", &["/usr/bin/python3", "-c", script]).unwrap());
+    expect(&r, Verdict::ForbiddenSyscall, "unshare in a child");
+    assert_eq!(
+        r.result.message.as_deref(),
+        Some("stopped at a forbidden system call: unshare (system call 272)")
+    );
+    assert!(
+        r.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+    // A program that raises SIGSYS itself made no forbidden call.
+    let r = run(&sh("sigsys", "kill -SYS $$").unwrap());
+    expect(&r, Verdict::Signalled, "SIGSYS raised by the program");
     // Threads still work (clone3 is refused with ENOSYS and libc falls back to clone).
     let script = "import threading\nt = threading.Thread(target=print, args=('thread',))\nt.start(); t.join()";
     let r = run(&config("threads", &["/usr/bin/python3", "-c", script]).unwrap());
