@@ -545,7 +545,12 @@ fn decode(h: Header, data: &[u8], at: usize) -> Result<Array, (Option<usize>, Np
             }
         }
     }
-    if let (true, &[rows, cols]) = (h.fortran, &h.shape[..]) {
+    // With one row or one column the orders agree; and with no elements at all a shape
+    // may claim 2^63 rows, too many to go through even doing nothing with each.
+    if let (true, &[rows, cols]) = (h.fortran, &h.shape[..])
+        && rows > 1
+        && cols > 1
+    {
         // Column-major on disk: element (r, c) sits at c·rows + r.
         let mut c_order = Vec::with_capacity(values.len());
         for r in 0..rows {
@@ -1072,7 +1077,10 @@ mod tests {
         let a = read(&p).unwrap();
         assert_eq!(a.data, vec![1.0, 2.0, 3.0, 4.0]);
         let missing = dir.path().join("missing.npy");
-        let e = read(&missing).unwrap_err().to_string();
+        let e = read(&missing).unwrap_err();
+        let io = std::fs::read(&missing).unwrap_err();
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+        let e = e.to_string();
         assert_mentions(&e, &["missing.npy", "cannot read"]);
         let e = write_f32(dir.path().join("no/such/dir.npy"), 1, 1, &[0.0])
             .unwrap_err()
@@ -1094,6 +1102,22 @@ mod tests {
         let a = parse(&npy((1, 0), &dict("<f8", true, "(6,)"), &data), "f.npy").unwrap();
         assert_eq!(a.data, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         assert!(a.row(0).is_none());
+    }
+
+    #[test]
+    fn fortran_order_with_no_elements_is_not_walked_row_by_row() {
+        // Found in an audit: the reorder went through every row, 2^63-1 of them here,
+        // each with no element.
+        for shape in ["(9223372036854775807, 0)", "(0, 9223372036854775807)"] {
+            let a = parse(&npy((1, 0), &dict("<f8", true, shape), &[]), "f.npy").unwrap();
+            assert!(a.data.is_empty(), "{shape}");
+        }
+        let a = parse(
+            &npy((1, 0), &dict("<f8", true, "(1000000, 0)"), &[]),
+            "f.npy",
+        )
+        .unwrap();
+        assert_eq!(a.shape, vec![1_000_000, 0]);
     }
 
     #[test]
