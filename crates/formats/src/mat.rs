@@ -26,8 +26,9 @@
 //!
 //! Parsing never panics: every size read from the file is checked against the bytes that
 //! are actually there before anything is allocated, products of dimensions use checked
-//! arithmetic, nesting is capped ([`ReadOptions::max_depth`]) and so is the total size of
-//! decompressed data ([`ReadOptions::max_decompressed`]).
+//! arithmetic, nesting is capped ([`ReadOptions::max_depth`]) and so are the total size of
+//! decompressed data ([`ReadOptions::max_decompressed`]) and the memory the values take
+//! ([`ReadOptions::max_memory`]).
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -66,10 +67,13 @@ impl fmt::Display for Location {
 }
 
 /// What went wrong, without the file name (see [`MatError`]).
+///
+/// I/O and zlib errors are part of the message and not also a `source()`: a caller
+/// printing the chain (as `anyhow` does) would show them twice.
 #[derive(Debug, thiserror::Error)]
 pub enum MatErrorKind {
     #[error("cannot read the file: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("cannot write the file: {0}")]
     WriteIo(std::io::Error),
     #[error("the file is empty")]
@@ -97,6 +101,19 @@ pub enum MatErrorKind {
     Zlib(std::io::Error),
     #[error("arrays are nested more than {limit} levels deep (ReadOptions::max_depth)")]
     TooDeep { limit: usize },
+    #[error(
+        "{what} of '{path}' would take {needed} bytes of memory, but only {left} of the \
+         {limit} bytes the values of a file may take are left (ReadOptions::max_memory)"
+    )]
+    MemoryLimit {
+        /// What was about to be allocated ("the 65536 blank characters").
+        what: String,
+        /// The value it belongs to, as MATLAB would write it (`c{3}`, `s.f`).
+        path: String,
+        needed: u64,
+        left: u64,
+        limit: u64,
+    },
     #[error("no variable named '{0}' in the file")]
     NoVariable(String),
     #[error("the struct has no field '{field}' (its fields: {available})")]
@@ -134,14 +151,7 @@ impl fmt::Display for MatError {
     }
 }
 
-impl std::error::Error for MatError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            MatErrorKind::Io(e) | MatErrorKind::WriteIo(e) | MatErrorKind::Zlib(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for MatError {}
 
 /// An array whose parts do not agree, refused by the constructors of [`Array`] and
 /// [`NumericArray`].
@@ -610,6 +620,16 @@ pub enum Level {
 pub struct ReadOptions {
     /// Most bytes all compressed elements of a file may decompress to, together.
     pub max_decompressed: u64,
+    /// Most bytes of memory the values of a level-5 file may take, together: the numbers
+    /// and characters in their classes' sizes, the dimensions, and a [`Value`]
+    /// (`size_of::<Value>()` bytes) per element of a cell or struct array, allocator
+    /// overhead not counted. Checked before each allocation (but for characters decoded
+    /// from data, at most two bytes per byte of it, which are counted once decoded).
+    /// This is not implied by
+    /// `max_decompressed`: a count in a file need not be backed by as many bytes (an
+    /// empty cell element takes 8 bytes of the file and a `Value` in memory, characters
+    /// may be stored as none at all), nor need the file be compressed.
+    pub max_memory: u64,
     /// Deepest nesting of cells and structs (a top-level variable is level 0).
     pub max_depth: usize,
 }
@@ -618,6 +638,8 @@ impl ReadOptions {
     /// 1 GiB of decompressed data: far above any challenge's single file (the P300 files
     /// decompress to under 5 MB), far below what would take a judging host down.
     pub const DEFAULT_MAX_DECOMPRESSED: u64 = 1 << 30;
+    /// 1 GiB of values, for the same reasons as [`Self::DEFAULT_MAX_DECOMPRESSED`].
+    pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
     /// MATLAB itself nests far less deeply in practice; this bounds our recursion.
     pub const DEFAULT_MAX_DEPTH: usize = 64;
 }
@@ -626,6 +648,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_decompressed: Self::DEFAULT_MAX_DECOMPRESSED,
+            max_memory: Self::DEFAULT_MAX_MEMORY,
             max_depth: Self::DEFAULT_MAX_DEPTH,
         }
     }
@@ -1467,6 +1490,9 @@ struct V5Parser<'a> {
     order: ByteOrder,
     /// Decompressed bytes still allowed in this file.
     budget: u64,
+    /// Bytes of memory the values of this file may still take ([`ReadOptions::max_memory`]).
+    /// A `Cell` because the decoding methods borrow the parser shared (their closures do).
+    memory: std::cell::Cell<u64>,
 }
 
 impl<'a> V5Parser<'a> {
@@ -1476,7 +1502,37 @@ impl<'a> V5Parser<'a> {
             opts,
             order: ByteOrder::Little,
             budget: opts.max_decompressed,
+            memory: std::cell::Cell::new(opts.max_memory),
         }
+    }
+
+    /// Takes `count` items of `size` bytes from the memory the values may still take, or
+    /// refuses them, naming `what` they are and the value at `path` they belong to.
+    fn charge(
+        &self,
+        buf: Buf,
+        pos: usize,
+        (count, size): (usize, usize),
+        path: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), MatError> {
+        let needed = (count as u64).saturating_mul(size as u64);
+        let left = self.memory.get();
+        if needed > left {
+            return Err(self.err(
+                buf,
+                pos,
+                MatErrorKind::MemoryLimit {
+                    what: what(),
+                    path: path.to_string(),
+                    needed,
+                    left,
+                    limit: self.opts.max_memory,
+                },
+            ));
+        }
+        self.memory.set(left - needed);
+        Ok(())
     }
 
     fn err(&self, buf: Buf, pos: usize, kind: MatErrorKind) -> MatError {
@@ -1724,6 +1780,9 @@ impl<'a> V5Parser<'a> {
     fn matrix(&self, buf: Buf, start: usize, end: usize, depth: usize) -> Result<Parsed, MatError> {
         if start == end {
             // MATLAB writes `[]` inside cells and structs as an element with no data.
+            self.charge(buf, start, (2, size_of::<usize>()), "", || {
+                "the dimensions".to_string()
+            })?;
             return Ok(Parsed {
                 name: String::new(),
                 global: false,
@@ -1773,8 +1832,15 @@ impl<'a> V5Parser<'a> {
             let name = self.name(buf, &mut pos, end)?;
             return Ok(done(name, Value::Unsupported(UnsupportedClass::Opaque)));
         }
+        let dims_at = pos;
         let dims = self.dims(buf, &mut pos, end)?;
         let name = self.name(buf, &mut pos, end)?;
+        // Elements of cells and structs have no names of their own: their containers
+        // give them their paths as errors pass up through them (`in_element`).
+        let path = if depth == 0 { name.as_str() } else { "" };
+        self.charge(buf, dims_at, (dims.len(), size_of::<usize>()), path, || {
+            "the dimensions".to_string()
+        })?;
         let count = element_count(&dims).ok_or_else(|| {
             self.malformed(
                 buf,
@@ -1799,22 +1865,32 @@ impl<'a> V5Parser<'a> {
                             format!("'{name}' is flagged both logical and complex"),
                         ));
                     }
-                    let data =
-                        self.numeric(buf, real_tag, count, &name, "logical data", |s, d| {
-                            s.decode::<bool>(d, self.order)
-                        })?;
+                    let data = self.numeric(
+                        buf,
+                        real_tag,
+                        (count, size_of::<bool>()),
+                        (&name, path),
+                        "logical data",
+                        |s, d| s.decode::<bool>(d, self.order),
+                    )?;
                     Value::Logical(Array { dims, data })
                 } else {
-                    let real = self.numeric(buf, real_tag, count, &name, "real part", |s, d| {
-                        s.decode_class(nc, d, self.order)
-                    })?;
+                    let size = class_size(nc);
+                    let real = self.numeric(
+                        buf,
+                        real_tag,
+                        (count, size),
+                        (&name, path),
+                        "real part",
+                        |s, d| s.decode_class(nc, d, self.order),
+                    )?;
                     let imag = if complex {
                         let imag_tag = self.next(buf, &mut pos, end, "imaginary part")?;
                         Some(self.numeric(
                             buf,
                             imag_tag,
-                            count,
-                            &name,
+                            (count, size),
+                            (&name, path),
                             "imaginary part",
                             |s, d| s.decode_class(nc, d, self.order),
                         )?)
@@ -1827,17 +1903,21 @@ impl<'a> V5Parser<'a> {
             ArrayClass::Char => {
                 let tag = self.next(buf, &mut pos, end, "character data")?;
                 Value::Char(Array {
-                    data: self.chars(buf, tag, count, &name)?,
+                    data: self.chars(buf, tag, count, (&name, path))?,
                     dims,
                 })
             }
             ArrayClass::Cell => {
                 self.room_for(buf, pos, end, count, &name, "cell")?;
+                self.charge(buf, pos, (count, size_of::<Value>()), path, || {
+                    format!("the {count} cell elements")
+                })?;
                 let mut cells = Vec::with_capacity(count);
                 for i in 0..count {
-                    cells.push(self.sub_matrix(buf, &mut pos, end, depth, || {
+                    let cell = self.sub_matrix(buf, &mut pos, end, depth, || {
                         format!("element {} of the cell array '{name}'", i + 1)
-                    })?);
+                    });
+                    cells.push(cell.map_err(|e| in_element(e, || format!("{path}{{{}}}", i + 1)))?);
                 }
                 Value::Cell(Array { dims, data: cells })
             }
@@ -1847,6 +1927,9 @@ impl<'a> V5Parser<'a> {
                     self.malformed(buf, start, format!("the struct '{name}' is too large"))
                 })?;
                 self.room_for(buf, pos, end, total, &name, "struct")?;
+                self.charge(buf, pos, (total, size_of::<Value>()), path, || {
+                    format!("the {total} field values")
+                })?;
                 let mut fields: Vec<(String, Vec<Value>)> = names
                     .into_iter()
                     .map(|n| (n, Vec::with_capacity(count)))
@@ -1855,8 +1938,14 @@ impl<'a> V5Parser<'a> {
                 let elements = if fields.is_empty() { 0 } else { count };
                 for e in 0..elements {
                     for (field, values) in fields.iter_mut() {
-                        values.push(self.sub_matrix(buf, &mut pos, end, depth, || {
+                        let value = self.sub_matrix(buf, &mut pos, end, depth, || {
                             format!("field '{field}' of element {} of '{name}'", e + 1)
+                        });
+                        values.push(value.map_err(|err| {
+                            in_element(err, || match count {
+                                1 => format!("{path}.{field}"),
+                                _ => format!("{path}({}).{field}", e + 1),
+                            })
                         })?);
                     }
                 }
@@ -2021,13 +2110,14 @@ impl<'a> V5Parser<'a> {
         Ok(names)
     }
 
-    /// Decodes the numeric data of `tag`, which must hold exactly `count` values.
+    /// Decodes the numeric data of `tag`, which must hold exactly `count` values taking
+    /// `size_in_memory` bytes each, of the array `name` (at `path`).
     fn numeric<T>(
         &self,
         buf: Buf,
         tag: Tag,
-        count: usize,
-        name: &str,
+        (count, size_in_memory): (usize, usize),
+        (name, path): (&str, &str),
         what: &str,
         decode: impl Fn(Stored, &[u8]) -> Result<T, usize>,
     ) -> Result<T, MatError> {
@@ -2052,6 +2142,10 @@ impl<'a> V5Parser<'a> {
                 ),
             ));
         }
+        // Values stored in a smaller type take more memory than file: up to 8 times.
+        self.charge(buf, tag.at, (count, size_in_memory), path, || {
+            format!("the {what} ({count} values)")
+        })?;
         decode(stored, self.data(buf, tag)).map_err(|i| {
             self.malformed(
                 buf,
@@ -2065,12 +2159,26 @@ impl<'a> V5Parser<'a> {
         })
     }
 
-    /// Decodes character data into UTF-16 code units, which must number `count`.
-    fn chars(&self, buf: Buf, tag: Tag, count: usize, name: &str) -> Result<Vec<u16>, MatError> {
+    /// Decodes character data into UTF-16 code units, which must number `count`, of the
+    /// char array `name` (at `path`).
+    fn chars(
+        &self,
+        buf: Buf,
+        tag: Tag,
+        count: usize,
+        (name, path): (&str, &str),
+    ) -> Result<Vec<u16>, MatError> {
         let data = self.data(buf, tag);
+        let charge = |what: &str| {
+            self.charge(buf, tag.at, (count, size_of::<u16>()), path, || {
+                format!("the {count} {what}")
+            })
+        };
         if data.is_empty() && count > 0 && count <= MAX_BLANK_CHARS {
             // Some writers store blank strings as a size and no characters; scipy reads
-            // them as spaces, and so do we (up to a bound, as no bytes back the count).
+            // them as spaces, and so do we (up to a bound per array, as no bytes back the
+            // count, and within the memory limit, as a cell may hold any number of them).
+            charge("blank characters")?;
             return Ok(vec![u16::from(b' '); count]);
         }
         let bad = |msg: String| self.malformed(buf, tag.start, msg);
@@ -2127,7 +2235,30 @@ impl<'a> V5Parser<'a> {
                 units.len()
             )));
         }
+        // Charged once counted: decoded characters are backed by the data's bytes, at
+        // most two bytes of memory per byte.
+        charge("characters")?;
         Ok(units)
+    }
+}
+
+/// Puts a memory-limit error from an element of a cell or struct in terms of the array
+/// holding it: `prefix` is the element's path in it (`c{3}`), which the element's own path
+/// (empty, or the path within it of a nested element) extends.
+fn in_element(mut e: MatError, prefix: impl FnOnce() -> String) -> MatError {
+    if let MatErrorKind::MemoryLimit { path, .. } = &mut e.kind {
+        *path = prefix() + path;
+    }
+    e
+}
+
+/// The bytes one value of a numeric class takes in memory.
+fn class_size(class: NumericClass) -> usize {
+    match class {
+        NumericClass::Int8 | NumericClass::UInt8 => 1,
+        NumericClass::Int16 | NumericClass::UInt16 => 2,
+        NumericClass::Int32 | NumericClass::UInt32 | NumericClass::Single => 4,
+        NumericClass::Double | NumericClass::Int64 | NumericClass::UInt64 => 8,
     }
 }
 
@@ -2456,6 +2587,37 @@ mod tests {
         // Text that is not a character code.
         let e = parse_err(&v4(false, 1, 1, 1, 0, "t", &0.5f64.to_le_bytes()));
         assert!(e.contains("not a character code"), "{e}");
+    }
+
+    #[test]
+    fn io_errors_are_shown_once_in_the_error_chain() {
+        // Found in an audit: the I/O error was in the message and also the `source()`,
+        // so that `anyhow` printed it twice.
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.mat");
+        let io = std::fs::read(&missing).unwrap_err();
+        let e = MatFile::read(&missing).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: cannot read the file: {io}", missing.display())
+        );
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+        let a = NumericArray::row(NumericData::Double(vec![1.0]));
+        let unwritable = dir.path().join("no/such/dir.mat");
+        let io = std::fs::write(&unwritable, b"").unwrap_err();
+        let e = write_v4_file(&unwritable, &[("a", &a)]).unwrap_err();
+        assert!(matches!(e.kind, MatErrorKind::WriteIo(_)), "{e}");
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+        // Corrupt compressed data (a zlib error, also in the message).
+        let w = LE;
+        let mut z = w.compressed(&w.double("x", &[1, 1], &[1.0]));
+        let n = z.len();
+        z[n - 3] ^= 0xff;
+        let e = MatFile::parse(&w.file(&[z]), "t.mat").unwrap_err();
+        let MatErrorKind::Zlib(zlib) = &e.kind else {
+            panic!("{e}")
+        };
+        crate::test_util::assert_io_error_shown_once(&e, zlib);
     }
 
     #[test]
@@ -2912,6 +3074,7 @@ mod tests {
         let opts = |max_depth, max_decompressed| ReadOptions {
             max_depth,
             max_decompressed,
+            ..ReadOptions::default()
         };
         assert!(MatFile::parse_with(&file, "t.mat", &opts(10, 1 << 20)).is_ok());
         let e = MatFile::parse_with(&file, "t.mat", &opts(9, 1 << 20)).unwrap_err();
@@ -2928,6 +3091,148 @@ mod tests {
             .to_string();
         assert!(e.starts_with("t.mat: byte "), "{e}");
         assert!(e.contains("decompresses to more than 1500000 bytes"), "{e}");
+    }
+
+    /// A 1×n cell array `c` of 1×65536 char arrays stored with no characters: 56 bytes
+    /// of file for 128 KiB of blanks each.
+    fn blank_chars_cell(n: usize) -> Vec<u8> {
+        let w = LE;
+        let blank = w.matrix(4, 0, &[1, 65536], "", &[w.el(4, &[])]);
+        w.matrix(1, 0, &[1, n as i32], "c", &[blank.repeat(n)])
+    }
+
+    fn max_memory(max_memory: u64) -> ReadOptions {
+        ReadOptions {
+            max_memory,
+            ..ReadOptions::default()
+        }
+    }
+
+    #[test]
+    fn v5_blank_characters_count_against_the_memory_limit() {
+        // Found in an audit: a cell of 200000 such arrays, 32 KB compressed, asked for 26
+        // GB and aborted the process.
+        let w = LE;
+        let opts = max_memory(1 << 20);
+        let f = MatFile::parse_with(&w.file(&[blank_chars_cell(7)]), "t.mat", &opts).unwrap();
+        let c = f.get("c").unwrap();
+        assert_eq!(c.cell(6).unwrap().as_string().unwrap(), " ".repeat(65536));
+        // 1 MiB holds the cell, the dimensions and 7 arrays of blanks, not 8.
+        let file = w.file(&[w.compressed(&blank_chars_cell(20))]);
+        let e = MatFile::parse_with(&file, "t.mat", &opts).unwrap_err();
+        assert!(matches!(e.kind, MatErrorKind::MemoryLimit { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t.mat: byte 488 of the data decompressed from the element at byte 128: the 65536 \
+             blank characters of 'c{8}' would take 131072 bytes of memory, but only 129168 of \
+             the 1048576 bytes the values of a file may take are left (ReadOptions::max_memory)"
+        );
+    }
+
+    #[test]
+    fn v5_a_small_file_cannot_ask_for_gigabytes_of_cells() {
+        // Found in an audit: 2^24 empty cell elements take 8 bytes of file each (and
+        // compress to next to nothing) but a `Value` in memory each: 1.5 GB, more than
+        // the default limit, refused before anything is allocated for them (2^27 of
+        // them, a 1.5 MB file, once asked for 11.8 GB and aborted the process).
+        let w = LE;
+        let n = 1 << 24;
+        let empty = w.el(14, &[]);
+        let mut body = w.flags(1, 0);
+        body.extend(w.dims(&[1, n as i32]));
+        body.extend(w.name("c"));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&w.u32(14)).unwrap();
+        z.write_all(&w.u32((body.len() + n * empty.len()) as u32))
+            .unwrap();
+        z.write_all(&body).unwrap();
+        let chunk = empty.repeat(1 << 12);
+        for _ in 0..n >> 12 {
+            z.write_all(&chunk).unwrap();
+        }
+        let z = z.finish().unwrap();
+        let mut file = w.header(0x0100);
+        file.extend(w.u32(15));
+        file.extend(w.u32(z.len() as u32));
+        file.extend(z);
+        assert!(file.len() < 1_200_000, "{}", file.len());
+        assert_eq!(
+            parse_err(&file),
+            "t.mat: byte 48 of the data decompressed from the element at byte 128: the 16777216 \
+             cell elements of 'c' would take 1476395008 bytes of memory, but only 1073741808 \
+             of the 1073741824 bytes the values of a file may take are left \
+             (ReadOptions::max_memory)"
+        );
+    }
+
+    #[test]
+    fn v5_the_memory_limit_counts_values_in_memory_and_names_them() {
+        let w = LE;
+        // 1000 doubles stored as miUINT8: 1000 bytes of file, 8000 of memory (and 16
+        // for the dimensions).
+        let x = w.matrix(6, 0, &[1, 1000], "x", &[w.el(2, &[1; 1000])]);
+        let file = w.file(std::slice::from_ref(&x));
+        assert!(MatFile::parse_with(&file, "t.mat", &max_memory(8016)).is_ok());
+        let e = MatFile::parse_with(&file, "t.mat", &max_memory(8015)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.mat: byte 176: the real part (1000 values) of 'x' would take 8000 bytes of \
+             memory, but only 7999 of the 8015 bytes the values of a file may take are left \
+             (ReadOptions::max_memory)"
+        );
+        // Inside a struct's cell, the error names the way to the element.
+        let inner = w.matrix(6, 0, &[1, 1000], "", &[w.el(2, &[1; 1000])]);
+        let cell = w.matrix(1, 0, &[1, 2], "", &[inner.clone(), inner]);
+        let st = w.matrix(
+            2,
+            0,
+            &[1, 1],
+            "s",
+            &[w.small(5, &w.u32(2)), w.small(1, b"f\0"), cell.clone()],
+        );
+        let e = MatFile::parse_with(&w.file(&[st]), "t.mat", &max_memory(10_000)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.mat: byte 1344: the real part (1000 values) of 's.f{2}' would take 8000 bytes of \
+             memory, but only 1672 of the 10000 bytes the values of a file may take are left \
+             (ReadOptions::max_memory)"
+        );
+        let st2 = w.matrix(
+            2,
+            0,
+            &[1, 2],
+            "s",
+            &[
+                w.small(5, &w.u32(2)),
+                w.small(1, b"f\0"),
+                w.el(14, &[]),
+                cell,
+            ],
+        );
+        let e = MatFile::parse_with(&w.file(&[st2]), "t.mat", &max_memory(10_000)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("of 's(2).f{2}' would take 8000 bytes"),
+            "{e}"
+        );
+        // The elements of a struct array count too.
+        let many = w.matrix(
+            2,
+            0,
+            &[1, 100],
+            "s",
+            &[
+                w.small(5, &w.u32(2)),
+                w.small(1, b"f\0"),
+                w.el(14, &[]).repeat(100),
+            ],
+        );
+        let e = MatFile::parse_with(&w.file(&[many]), "t.mat", &max_memory(1000)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the 100 field values of 's' would take"),
+            "{e}"
+        );
     }
 
     #[test]
