@@ -1909,6 +1909,18 @@ MV 2530_MV.hea 2530_MV.wav\n\
         );
     }
 
+    #[test]
+    fn a_file_that_cannot_be_read_is_named_with_its_error_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.txt");
+        let io = std::fs::read(&missing).unwrap_err();
+        let e = PatientFile::read(&missing).unwrap_err();
+        assert!(matches!(e.kind, CircorErrorKind::Read(_)));
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+        let e = Segmentation::read(&missing).unwrap_err();
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+    }
+
     fn token() -> impl Strategy<Value = String> {
         prop_oneof![
             Just("AV".to_string()),

@@ -20,3 +20,25 @@ pub mod mat;
 pub mod npy;
 pub mod wav;
 pub mod wfdb;
+
+/// Helpers the modules' tests share.
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// An error and its sources joined by ": ", as `anyhow` prints a chain (`{:#}`).
+    pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut source = e.source();
+        while let Some(s) = source {
+            out += &format!(": {s}");
+            source = s.source();
+        }
+        out
+    }
+
+    /// Asserts that the message of the I/O error `io` appears once in `e`'s chain.
+    pub(crate) fn assert_io_error_shown_once(e: &dyn std::error::Error, io: &std::io::Error) {
+        let printed = chain(e);
+        let text = io.to_string();
+        assert_eq!(printed.matches(&text).count(), 1, "{printed}");
+    }
+}

@@ -799,6 +799,8 @@ mod tests {
         assert_eq!(Wav::read(&p).unwrap().int_samples().unwrap(), &[7, 8]);
         let missing = dir.path().join("missing.wav");
         let e = Wav::read(&missing).unwrap_err();
+        let io = std::fs::read(&missing).unwrap_err();
+        crate::test_util::assert_io_error_shown_once(&e, &io);
         assert!(
             e.to_string()
                 .starts_with(&format!("{}: cannot read the file", missing.display()))

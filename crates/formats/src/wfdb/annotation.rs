@@ -1545,6 +1545,8 @@ mod tests {
         assert_eq!(f.definitions, defs);
         let e = read(dir.path().join("missing.atr")).unwrap_err();
         assert!(matches!(e.kind, WfdbErrorKind::Io(_)));
+        let io = std::fs::read(dir.path().join("missing.atr")).unwrap_err();
+        crate::test_util::assert_io_error_shown_once(&e, &io);
         assert!(e.to_string().contains("missing.atr"));
     }
 

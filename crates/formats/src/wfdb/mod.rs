@@ -33,10 +33,14 @@ pub enum Location {
 }
 
 /// What went wrong, without the file name (see [`WfdbError`]).
+///
+/// An I/O error is part of the message and not also a `source()`: a caller printing the
+/// chain (as `anyhow` does) would show it twice. The same holds in the crate's other
+/// formats.
 #[derive(Debug, thiserror::Error)]
 pub enum WfdbErrorKind {
     #[error("cannot read the file: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("{0}")]
     Header(String),
     #[error("{0}")]
@@ -92,11 +96,4 @@ impl fmt::Display for WfdbError {
     }
 }
 
-impl std::error::Error for WfdbError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            WfdbErrorKind::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for WfdbError {}

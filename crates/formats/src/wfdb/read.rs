@@ -2,7 +2,7 @@
 //! frames, from one or several signal files, single- or multi-segment.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 #[cfg(not(unix))]
@@ -437,13 +437,20 @@ impl Record {
     ) -> Result<Vec<(usize, Vec<T>)>, WfdbError> {
         let specs = &self.header.signals;
         let mut out: Vec<Option<(usize, Vec<T>)>> = vec![None; selected.len()];
-        for g in file_groups(specs) {
-            let wanted: Vec<(usize, usize)> = selected
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| g.contains(s))
-                .map(|(pos, &s)| (pos, s))
-                .collect();
+        // The selected signals of each group, (position in the selection, signal) in the
+        // selection's order, sorted out in one pass: a record may have a group per signal.
+        let groups = file_groups(specs);
+        let mut group_of = vec![0; specs.len()];
+        for (i, g) in groups.iter().enumerate() {
+            group_of[g.clone()].fill(i);
+        }
+        let mut wanted_in: Vec<Vec<(usize, usize)>> = vec![Vec::new(); groups.len()];
+        for (pos, &s) in selected.iter().enumerate() {
+            if let Some(&g) = group_of.get(s) {
+                wanted_in[g].push((pos, s));
+            }
+        }
+        for (g, wanted) in groups.into_iter().zip(wanted_in) {
             if wanted.is_empty() {
                 continue;
             }
@@ -662,19 +669,25 @@ impl Record {
             }
             let local = (lo - seg_range.start)..(hi - seg_range.start);
             let n = hi - lo;
+            // A variable layout's signals are found by name: the first signal of the
+            // segment that has it, looked up rather than searched for, as a segment may
+            // have any number of signals.
+            let mut by_name: HashMap<&str, usize> = HashMap::new();
+            if let Some(r) = rec.as_deref().filter(|_| variable) {
+                for (i, s) in r.header.signals.iter().enumerate() {
+                    if let Some(name) = s.description.as_deref() {
+                        by_name.entry(name).or_insert(i);
+                    }
+                }
+            }
             // Map each wanted record signal to a signal of this segment.
             let mut seg_signals: Vec<Option<usize>> = Vec::with_capacity(out.len());
             for d in &out {
                 let idx = match rec {
                     None => None,
-                    Some(r) if variable => {
+                    Some(_) if variable => {
                         let name = layout.get(d.index).and_then(|s| s.description.as_deref());
-                        name.and_then(|name| {
-                            r.header
-                                .signals
-                                .iter()
-                                .position(|s| s.description.as_deref() == Some(name))
-                        })
+                        name.and_then(|name| by_name.get(name).copied())
                     }
                     Some(r) => (d.index < r.header.signals.len()).then_some(d.index),
                 };
@@ -1411,14 +1424,11 @@ fn signal_data(index: usize, spec: &SignalSpec, digital: Vec<i32>) -> SignalData
 /// Checks that signals sharing a file are consecutive and agree on what the file holds
 /// (format, byte offset, block size), as the WFDB library requires.
 pub(crate) fn check_file_groups(specs: &[SignalSpec]) -> Result<(), String> {
-    let groups = file_groups(specs);
-    for (i, g) in groups.iter().enumerate() {
+    // A set, not a search of the earlier groups: a header may list a file per signal.
+    let mut earlier: HashSet<&str> = HashSet::new();
+    for g in file_groups(specs) {
         let first = &specs[g.start];
-        if !first.is_null()
-            && groups[..i]
-                .iter()
-                .any(|o| specs[o.start].file_name == first.file_name)
-        {
+        if !earlier.insert(&first.file_name) && !first.is_null() {
             return Err(format!(
                 "signal {} uses file {:?}, which earlier signals used too but not just before \
                  it; signals sharing a file must be consecutive",
@@ -1565,6 +1575,144 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Signals enough that work quadratic in their number takes minutes in a debug build
+    /// (opening a record of 100000 signal files took 36 s), while linear work takes a
+    /// moment.
+    const MANY_SIGNALS: usize = 100_000;
+
+    /// Writes `dir/name.hea`: the record line, then one line per signal.
+    fn write_header(
+        dir: &Path,
+        name: &str,
+        record_line: &str,
+        lines: impl Iterator<Item = String>,
+    ) {
+        let mut hea = format!("{record_line}\n");
+        for line in lines {
+            hea += &line;
+            hea.push('\n');
+        }
+        std::fs::write(dir.join(format!("{name}.hea")), hea).unwrap();
+    }
+
+    #[test]
+    fn opening_a_record_of_many_files_takes_linear_time() {
+        // Every signal in a file of its own: each file is looked for among the earlier
+        // ones once, not compared with each of them.
+        let dir = tempfile::tempdir().unwrap();
+        let n = MANY_SIGNALS;
+        let files = |n| (0..n).map(|i| format!("f{i:07}.dat 16"));
+        write_header(dir.path(), "q", &format!("q {n} 250 0"), files(n));
+        let rec = Record::open(dir.path().join("q")).unwrap();
+        assert_eq!(rec.n_signals(), n);
+        // A file used again after others is still found, with the same message.
+        let again = files(n).chain(["f0000001.dat 16".to_string()]);
+        write_header(dir.path(), "q", &format!("q {} 250 0", n + 1), again);
+        let e = Record::open(dir.path().join("q")).unwrap_err();
+        assert!(
+            e.to_string().ends_with(&format!(
+                "q.hea: signal {n} uses file \"f0000001.dat\", which earlier signals used too \
+                 but not just before it; signals sharing a file must be consecutive"
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn reading_many_signals_takes_linear_time() {
+        // Null signals, each in a group of its own: each group finds its selected
+        // signals without going through the whole selection.
+        let dir = tempfile::tempdir().unwrap();
+        let n = MANY_SIGNALS;
+        let nulls = (0..n).map(|i| format!("~ 0 200 12 0 0 0 0 s{i}"));
+        write_header(dir.path(), "z", &format!("z {n} 250 1"), nulls);
+        let rec = Record::open(dir.path().join("z")).unwrap();
+        let s = rec.read(&ReadOptions::default()).unwrap();
+        assert_eq!(s.signals.len(), n);
+        assert!(
+            s.signals
+                .iter()
+                .enumerate()
+                .all(|(i, d)| d.index == i && d.digital == [GENERIC_INVALID])
+        );
+        // A selection in another order, with a signal twice.
+        let picked = vec![n - 1, 3, n - 1, 0];
+        let s = rec
+            .read(&ReadOptions {
+                signals: Some(picked.clone()),
+                ..ReadOptions::default()
+            })
+            .unwrap();
+        let indices: Vec<usize> = s.signals.iter().map(|d| d.index).collect();
+        assert_eq!(indices, picked);
+        assert_eq!(s.signals[1].name.as_deref(), Some("s3"));
+    }
+
+    #[test]
+    fn reading_many_signals_of_a_variable_layout_takes_linear_time() {
+        // The layout names the signals; a segment holds them in another order, and one
+        // it lacks reads as invalid. Each is found by name once, not by a search of the
+        // segment's signals.
+        let dir = tempfile::tempdir().unwrap();
+        let n = MANY_SIGNALS;
+        let null = |i: usize| format!("~ 0 200 12 0 0 0 0 s{i}");
+        write_header(
+            dir.path(),
+            "lay",
+            &format!("lay {n} 250 0"),
+            (0..n).map(null),
+        );
+        // The segment's signal i is the layout's n-1-i; s0 is missing, s1 is there twice
+        // (the first one counts).
+        let seg = (1..n)
+            .rev()
+            .map(|i| match i {
+                1 => null(1).replace("200", "400"),
+                _ => null(i),
+            })
+            .chain([null(1)]);
+        write_header(dir.path(), "seg", &format!("seg {n} 250 2"), seg);
+        std::fs::write(
+            dir.path().join("m.hea"),
+            format!("m/2 {n} 250 2\nlay 0\nseg 2\n"),
+        )
+        .unwrap();
+        let rec = Record::open(dir.path().join("m")).unwrap();
+        let s = rec.read(&ReadOptions::default()).unwrap();
+        assert_eq!(s.signals.len(), n);
+        assert_eq!(s.signals[0].calibration[0].gain, 1.0);
+        assert_eq!(s.signals[1].calibration[0].gain, 400.0);
+        assert!(
+            s.signals[2..]
+                .iter()
+                .enumerate()
+                .all(|(i, d)| d.index == i + 2
+                    && d.name.as_deref() == Some(&format!("s{}", i + 2))
+                    && d.calibration[0].gain == 200.0
+                    && d.digital == [GENERIC_INVALID; 2])
+        );
+    }
+
+    #[test]
+    fn io_errors_are_shown_once_in_the_error_chain() {
+        // Found in an audit: `physiojudge wfdb rdsamp` printed "e14.dat: cannot read the
+        // file: No such file or directory (os error 2): No such file or directory (os
+        // error 2)", the I/O error being in the message and also the `source()`.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("e14.hea"), "e14 1 100 10\ne14.dat 16\n").unwrap();
+        let dat = dir.path().join("e14.dat");
+        let io = std::fs::read(&dat).unwrap_err();
+        let rec = Record::open(dir.path().join("e14")).unwrap();
+        let e = rec.read(&ReadOptions::default()).unwrap_err();
+        assert_eq!(
+            crate::test_util::chain(&e),
+            format!("{}: cannot read the file: {io}", dat.display())
+        );
+        crate::test_util::assert_io_error_shown_once(&e, &io);
+        let e = Record::open(dir.path().join("missing")).unwrap_err();
+        crate::test_util::assert_io_error_shown_once(&e, &io);
     }
 
     fn check(fmt: Format, signals: &[(u32, u32)], frames: u64, offset: u64) {
