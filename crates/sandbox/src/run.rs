@@ -510,13 +510,7 @@ fn finish(
         line = rest;
     }
     let ending = ending(line.trim(), stop.is_some() || oom || forbidden.is_some())?;
-    let (verdict, message) = match forbidden {
-        Some(call) => (
-            Verdict::ForbiddenSyscall,
-            Some(format!("stopped at a forbidden system call: {call}")),
-        ),
-        None => classify(&ending, stop, oom, &cfg.limits, cpu),
-    };
+    let (verdict, message) = classify(&ending, forbidden, stop, oom, &cfg.limits, cpu);
     let (exit_code, signal) = match ending {
         Ending::Exit(c) => (Some(c), None),
         Ending::Signal(s) => (None, Some(s)),
@@ -589,6 +583,7 @@ fn ending(line: &str, killed: bool) -> Result<Ending, String> {
 /// The verdict and its explanation, from the most to the least specific.
 fn classify(
     ending: &Ending,
+    forbidden: Option<String>,
     stop: Option<Stop>,
     oom: bool,
     limits: &Limits,
@@ -600,6 +595,10 @@ fn classify(
             limits.cpu_time.as_secs_f64()
         )
     };
+    if let Some(call) = forbidden {
+        let why = format!("stopped at a forbidden system call: {call}");
+        return (Verdict::ForbiddenSyscall, Some(why));
+    }
     if oom {
         let mib = limits.memory_bytes as f64 / (1 << 20) as f64;
         return (
@@ -656,7 +655,15 @@ mod tests {
             ..Limits::default()
         };
         let verdict = |ending: Ending, ms| {
-            classify(&ending, None, false, &limits, Duration::from_millis(ms)).0
+            classify(
+                &ending,
+                None,
+                None,
+                false,
+                &limits,
+                Duration::from_millis(ms),
+            )
+            .0
         };
         assert_eq!(verdict(Ending::Exit(0), 205), Verdict::TimeLimit);
         assert_eq!(verdict(Ending::Exit(1), 205), Verdict::TimeLimit);
@@ -667,6 +674,26 @@ mod tests {
         assert_eq!(
             verdict(Ending::Signal(libc::SIGSYS), 150),
             Verdict::Signalled
+        );
+    }
+
+    #[test]
+    fn a_forbidden_call_is_the_reason_before_any_limit() {
+        let limits = Limits::default();
+        let call = || Some("unshare (system call 272)".to_string());
+        let over = limits.cpu_time * 2;
+        let (verdict, message) = classify(
+            &Ending::Signal(libc::SIGKILL),
+            call(),
+            Some(Stop::Wall),
+            true,
+            &limits,
+            over,
+        );
+        assert_eq!(verdict, Verdict::ForbiddenSyscall);
+        assert_eq!(
+            message.as_deref(),
+            Some("stopped at a forbidden system call: unshare (system call 272)")
         );
     }
 }

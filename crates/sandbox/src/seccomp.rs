@@ -165,11 +165,7 @@ pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
 /// a forbidden call. That call waits until the listener answers it, which ours never
 /// does, or is closed (it then fails with ENOSYS): it never runs.
 pub(crate) fn install_notifying(filter: &BpfProgram) -> Result<OwnedFd, String> {
-    // SAFETY: prctl with integer arguments only.
-    #[allow(unsafe_code)]
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
-    }
+    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs: {e}"))?;
     let len = u16::try_from(filter.len()).map_err(|_| "seccomp: filter too long".to_string())?;
     let prog = libc::sock_fprog {
         len,

@@ -655,7 +655,7 @@ impl Started {
             let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
         }
         if let Some(call) = forbidden {
-            let line = format!("forbidden {}\n", call.replace('\n', " "));
+            let line = format!("forbidden {call}\n");
             let _ = nix::unistd::write(&self.status, line.as_bytes());
         }
         let _ = nix::unistd::write(&self.status, ending.as_bytes());
