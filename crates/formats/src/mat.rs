@@ -241,6 +241,23 @@ impl NumericClass {
             NumericClass::UInt64 => "uint64",
         }
     }
+
+    /// The bytes one value takes in [`NumericData`] (not in a file, which may store it
+    /// in a smaller type).
+    fn size_in_memory(self) -> usize {
+        match self {
+            NumericClass::Double => size_of::<f64>(),
+            NumericClass::Single => size_of::<f32>(),
+            NumericClass::Int8 => size_of::<i8>(),
+            NumericClass::UInt8 => size_of::<u8>(),
+            NumericClass::Int16 => size_of::<i16>(),
+            NumericClass::UInt16 => size_of::<u16>(),
+            NumericClass::Int32 => size_of::<i32>(),
+            NumericClass::UInt32 => size_of::<u32>(),
+            NumericClass::Int64 => size_of::<i64>(),
+            NumericClass::UInt64 => size_of::<u64>(),
+        }
+    }
 }
 
 impl fmt::Display for NumericClass {
@@ -1875,7 +1892,7 @@ impl<'a> V5Parser<'a> {
                     )?;
                     Value::Logical(Array { dims, data })
                 } else {
-                    let size = class_size(nc);
+                    let size = nc.size_in_memory();
                     let real = self.numeric(
                         buf,
                         real_tag,
@@ -2250,16 +2267,6 @@ fn in_element(mut e: MatError, prefix: impl FnOnce() -> String) -> MatError {
         *path = prefix() + path;
     }
     e
-}
-
-/// The bytes one value of a numeric class takes in memory.
-fn class_size(class: NumericClass) -> usize {
-    match class {
-        NumericClass::Int8 | NumericClass::UInt8 => 1,
-        NumericClass::Int16 | NumericClass::UInt16 => 2,
-        NumericClass::Int32 | NumericClass::UInt32 | NumericClass::Single => 4,
-        NumericClass::Double | NumericClass::Int64 | NumericClass::UInt64 => 8,
-    }
 }
 
 /// Decompresses a zlib stream into at most `limit` bytes; `Err(None)` when it holds more.
