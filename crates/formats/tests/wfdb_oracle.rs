@@ -826,19 +826,40 @@ fn multi_segment_records_match_the_oracle() {
         "variable",
         &[("var_layout", 0), ("va", 200), ("~", 80), ("vb", 120)],
     );
-    for (id, from, to) in [
+    // The same with one gain per signal: a gap, and a signal missing from a segment,
+    // hold no valid sample and leave the calibration uniform.
+    seg(
+        "vc",
+        Format::F16,
+        &["II", "V"],
+        &[50.0, 100.0],
+        200,
+        &mut rng,
+    );
+    seg("vd", Format::F16, &["II"], &[50.0], 120, &mut rng);
+    multi(
+        "uniform",
+        &[("var_layout", 0), ("vc", 200), ("~", 80), ("vd", 120)],
+    );
+    let reads = [
         ("fixed", 0, None),
+        ("uniform", 0, None),
+        ("uniform", 190, Some(290)),
         ("variable", 0, None),
         ("variable", 150, Some(330)),
-    ] {
+    ];
+    for (id, from, to) in reads {
         oracle.read(&format!("{id}{from}"), &dir.path().join(id), from, to, None);
     }
     let results = oracle.run();
-    for (id, from, to) in [
+    let reads = [
         ("fixed", 0, None),
+        ("uniform", 0, None),
+        ("uniform", 190, Some(290)),
         ("variable", 0, None),
         ("variable", 150, Some(330)),
-    ] {
+    ];
+    for (id, from, to) in reads {
         let rec = Record::open(dir.path().join(id)).unwrap();
         let ours = rec
             .read(&ReadOptions {
@@ -851,7 +872,7 @@ fn multi_segment_records_match_the_oracle() {
         assert_same_header(&key, &rec, &results[&key].meta);
         // Digital values of a variable layout come from segments with different gains:
         // wfdb-python refuses them, and we say they are not uniform.
-        let digital = id == "fixed";
+        let digital = id != "variable";
         assert_eq!(
             ours.signals.iter().all(|s| s.has_uniform_calibration()),
             digital,

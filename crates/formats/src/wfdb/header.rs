@@ -42,7 +42,8 @@ pub struct RecordLine {
     pub fs: Option<f64>,
     pub counter_freq: Option<f64>,
     pub base_counter: Option<f64>,
-    /// Number of frames, as written (`None` if absent: then it comes from the file size).
+    /// Number of frames, as written (`None` if absent). Absent or 0, the length is
+    /// unspecified (header(5)): see [`RecordLine::stated_sig_len`].
     pub sig_len: Option<u64>,
     pub base_time: Option<BaseTime>,
     pub base_date: Option<BaseDate>,
@@ -67,6 +68,14 @@ impl RecordLine {
             base_date: None,
             date_before_time: false,
         }
+    }
+
+    /// The number of frames the record line specifies: `None` when the field is absent
+    /// or 0, which header(5) both reads as "unspecified" (the length then comes from the
+    /// signal files, or from the segments of a multi-segment record, as the WFDB library
+    /// takes it).
+    pub fn stated_sig_len(&self) -> Option<u64> {
+        self.sig_len.filter(|&n| n != 0)
     }
 
     /// Frames per second, with the WFDB default of 250 when absent.
@@ -522,15 +531,15 @@ fn parse_record_line(line: &str) -> Result<RecordLine, WfdbErrorKind> {
     if let Some(t) = tokens.next() {
         if t.contains(['-', '/']) {
             // A date in the time's place: the CinC 2017 `YYYY-MM-DD HH:MM:SS` order.
-            record.base_date = Some(parse_base_date(t)?);
-            record.date_before_time = true;
+            record.base_date = parse_base_date(t)?;
+            record.date_before_time = record.base_date.is_some();
             if let Some(t) = tokens.next() {
                 record.base_time = Some(parse_base_time(t)?);
             }
         } else {
             record.base_time = Some(parse_base_time(t)?);
             if let Some(t) = tokens.next() {
-                record.base_date = Some(parse_base_date(t)?);
+                record.base_date = parse_base_date(t)?;
             }
         }
     }
@@ -579,7 +588,9 @@ fn parse_base_time(text: &str) -> Result<BaseTime, WfdbErrorKind> {
     })
 }
 
-fn parse_base_date(text: &str) -> Result<BaseDate, WfdbErrorKind> {
+/// A base date, or `None` for `0/0/0`, which header(5) shows as the default (no date)
+/// and the WFDB library accepts.
+fn parse_base_date(text: &str) -> Result<Option<BaseDate>, WfdbErrorKind> {
     let invalid = || {
         bad(format!(
             "base date {text:?} is neither DD/MM/YYYY nor YYYY-MM-DD"
@@ -608,10 +619,13 @@ fn parse_base_date(text: &str) -> Result<BaseDate, WfdbErrorKind> {
     } else {
         return Err(invalid());
     };
+    if (date.day, date.month, date.year) == (0, 0, 0) {
+        return Ok(None);
+    }
     if !(1..=12).contains(&date.month) || !(1..=31).contains(&date.day) {
         return Err(bad(format!("base date {text:?} is out of range")));
     }
-    Ok(date)
+    Ok(Some(date))
 }
 
 fn parse_segment_line(line: &str) -> Result<SegmentSpec, WfdbErrorKind> {
@@ -810,6 +824,38 @@ mod tests {
                 .starts_with("A00013 1 300 9000 2014-06-10 10:06:01\n")
         );
         assert_eq!(parse(&h.to_text()).unwrap(), h);
+    }
+
+    /// header(5)'s first example shows the defaults, `0:0:0 0/0/0`: midnight and no date.
+    #[test]
+    fn the_zero_date_is_no_date() {
+        for line in [
+            "100 2 360 650000 0:0:0 0/0/0",
+            "100 2 360 650000 0/0/0 0:0:0",
+        ] {
+            let h = parse(&format!(
+                "{line}\n100.dat 212 200 11 1024 995 -22131 0 MLII\n\
+                                    100.dat 212 200 11 1024 1011 20052 0 V5\n"
+            ))
+            .unwrap();
+            assert_eq!(h.record.base_date, None, "{line}");
+            assert!(!h.record.date_before_time, "{line}");
+            assert_eq!(
+                h.record.base_time.map(|t| t.to_string()).as_deref(),
+                Some("00:00:00")
+            );
+            assert!(
+                h.to_text().starts_with("100 2 360 650000 00:00:00\n"),
+                "{line}"
+            );
+            assert_eq!(parse(&h.to_text()).unwrap(), h);
+        }
+        let e = parse("r 1 360 10 0:0:0 0/0/2020\nr.dat 16\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("base date \"0/0/2020\" is out of range"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -82,12 +82,23 @@ impl SignalData {
         out
     }
 
-    /// Whether one gain and baseline describe every sample, so that digital values of
-    /// different segments are comparable.
+    /// Whether one gain, baseline and invalid value describe every valid sample, so that
+    /// digital values of different segments are comparable. A run that holds no valid
+    /// sample (a null segment's gap, or a signal missing from a segment) does not count:
+    /// its calibration describes nothing.
     pub fn has_uniform_calibration(&self) -> bool {
-        self.calibration.windows(2).all(|w| {
-            (w[0].gain, w[0].baseline, w[0].invalid) == (w[1].gain, w[1].baseline, w[1].invalid)
-        })
+        let mut describing = self.calibration.iter().filter(|c| {
+            let run = self
+                .digital
+                .get(c.start..c.start + c.len)
+                .unwrap_or_default();
+            run.iter().any(|&d| Some(d) != c.invalid)
+        });
+        let key = |c: &Calibration| (c.gain, c.baseline, c.invalid);
+        match describing.next() {
+            Some(first) => describing.all(|c| key(c) == key(first)),
+            None => true,
+        }
     }
 }
 
@@ -226,7 +237,7 @@ impl Record {
                 .iter()
                 .try_fold(0u64, |acc, s| acc.checked_add(s.sig_len))
                 .ok_or_else(|| self.err("the segment lengths add up to more than 2^64".into()))?;
-            if let Some(len) = h.record.sig_len
+            if let Some(len) = h.record.stated_sig_len()
                 && len != total
             {
                 return Err(self.err(format!(
@@ -295,10 +306,10 @@ impl Record {
             .is_some_and(|s| s.sig_len == 0)
     }
 
-    /// Number of frames: the header's `sig_len`, or, when absent, what the signal files
-    /// hold (the shortest file decides).
+    /// Number of frames: the header's `sig_len`, or, when absent or 0, what the signal
+    /// files hold (the shortest file decides) or the segments add up to.
     pub fn sig_len(&self) -> Result<u64, WfdbError> {
-        if let Some(n) = self.header.record.sig_len {
+        if let Some(n) = self.header.record.stated_sig_len() {
             return Ok(n);
         }
         if let Some(segments) = &self.header.segments {
@@ -1575,6 +1586,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// header(5): a `sig_len` of 0, like none, leaves the length unspecified: it comes
+    /// from the signal file, or from the segments of a multi-segment record (which the
+    /// record line's 0 must not contradict).
+    #[test]
+    fn a_length_of_zero_is_unspecified() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let samples: Vec<u8> = (0..20i16).flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(d.join("s.dat"), samples).unwrap();
+        std::fs::write(d.join("s.hea"), "s 1 250 0\ns.dat 16 200 16 0 0 0 0 a\n").unwrap();
+        let rec = Record::open(d.join("s")).unwrap();
+        assert_eq!(rec.sig_len().unwrap(), 20);
+        let read = rec.read(&ReadOptions::default()).unwrap();
+        assert_eq!(read.signals[0].digital, (0..20).collect::<Vec<i32>>());
+        std::fs::write(d.join("m.hea"), "m/2 1 250 0\ns 20\ns 20\n").unwrap();
+        let rec = Record::open(d.join("m")).unwrap();
+        assert_eq!(rec.sig_len().unwrap(), 40);
+        assert_eq!(rec.read(&ReadOptions::default()).unwrap().frames, 40);
     }
 
     /// Signals enough that work quadratic in their number takes minutes in a debug build
