@@ -410,11 +410,13 @@ fn follow(
     let mut stop = None;
     let mut ended: Option<Duration> = None;
     let mut checked = Instant::now();
+    // Once a kill has left survivors the slot is gone, and killing again would only wait.
+    let mut discarded = false;
     loop {
         if ended.is_none() && streams[0].fd.is_none() {
             ended = Some(start.elapsed());
             // Whatever the program left running; its end closes the outputs.
-            kill_all(cgroup, spawner)?;
+            discarded = discarded || kill_all(cgroup, spawner);
         }
         // Every process of the run is dead, so the outputs end at once; a descriptor kept
         // open elsewhere by mistake must not hang the runner.
@@ -462,7 +464,7 @@ fn follow(
             };
             if let Some(r) = reason {
                 stop.get_or_insert(r);
-                kill_all(cgroup, spawner)?;
+                discarded = discarded || kill_all(cgroup, spawner);
             }
         }
     }
@@ -536,16 +538,19 @@ fn finish(
     })
 }
 
-/// Kills what is left of the run. Should processes survive, the slot cannot be trusted
-/// for its next run: its spawner is killed, and with it the slot's whole PID namespace.
-fn kill_all(
-    cgroup: &crate::cgroup::Cgroup,
-    spawner: &mut crate::spawner::Slot,
-) -> Result<(), String> {
-    cgroup.kill_all().map_err(|e| {
+/// Kills what is left of the run; says whether the slot had to be discarded. Should
+/// processes survive, the slot cannot be trusted for its next run: its spawner is
+/// killed, and with it the slot's whole PID namespace, so no process of the run executes
+/// again. (A process in an uninterruptible wait, such as `sync` on a slow disk, outlives
+/// the kill until the wait ends, then dies of the SIGKILL it has pending.) The run is
+/// still judged by what it did: leaving such a process behind must not let a program
+/// turn its verdict into the runner's `internal_error`, which is never charged to it.
+fn kill_all(cgroup: &crate::cgroup::Cgroup, spawner: &mut crate::spawner::Slot) -> bool {
+    let survived = cgroup.kill_all().is_err();
+    if survived {
         spawner.discard();
-        format!("cgroup: {e}")
-    })
+    }
+    survived
 }
 
 /// How the program ended, as the spawner reported it on the status pipe.

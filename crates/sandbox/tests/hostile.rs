@@ -574,6 +574,38 @@ fn a_later_run_may_have_a_larger_memory_limit() {
     expect(&run(&cfg), Verdict::Ok, "50 MiB");
 }
 
+/// A process in an uninterruptible wait outlives the kill at its run's end: here `sync`
+/// of 1.9 GB written to a disk (1.3 s on this VM), left behind by a program that fails.
+/// The slot is discarded, but the run is still judged by what it did. (It was the
+/// runner's `internal_error` before, which is never charged to an entry, so any verdict,
+/// a forbidden call's too, could hide behind one.) The slot's next run starts afresh.
+#[test]
+fn a_process_that_outlives_the_kill_does_not_hide_the_verdict() {
+    let Some(mut cfg) = sh(
+        "outlives_the_kill",
+        "for i in 0 1 2 3 4 5 6 7; do head -c 240000000 /dev/zero > /work/f$i; done; \
+         sync & sleep 0.1; exit 1",
+    ) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    cfg.slot = 16;
+    // Writing 1.9 GB is seconds of the kernel's time, charged to the run.
+    cfg.limits.cpu_time = Duration::from_secs(60);
+    cfg.limits.wall_time = Duration::from_secs(120);
+    cfg.binds.push(sandbox::init::Bind {
+        src: work.path().into(),
+        dst: "/work".into(),
+        writable: true,
+    });
+    let r = run(&cfg);
+    expect(&r, Verdict::RuntimeError, "sync left behind");
+    assert_eq!(r.result.exit_code, Some(1), "{:?}", r.result);
+    let mut next = config("outlives_the_kill", &["/bin/true"]).unwrap();
+    next.slot = 16;
+    expect(&run(&next), Verdict::Ok, "the slot's next run");
+}
+
 /// A slot whose init died (a global OOM kill, say) is rebuilt for its next run, not left
 /// unable to start anything.
 #[test]
