@@ -686,12 +686,25 @@ fn limits(spec: &RunSpec) -> Result<Result<Command, Failed>, String> {
     let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
     let limit = |r: Resource, v: u64| setrlimit(r, v, v).map_err(err("setrlimit"));
     // The CPU limit is enforced by the runner from the cgroup; RLIMIT_CPU is the
-    // per-process backstop (SIGXCPU at the soft limit, SIGKILL a second later).
-    setrlimit(Resource::RLIMIT_CPU, spec.cpu_seconds, spec.cpu_seconds + 1)
-        .map_err(err("setrlimit"))?;
+    // per-process backstop (SIGXCPU at the soft limit, SIGKILL a second later), a second
+    // above the limit: the kernel checks it against the process's clock at each tick,
+    // which ran ahead of the cgroup's count, so a backstop at the limit itself stopped
+    // programs at 0.985 s of a 1 s limit.
+    setrlimit(
+        Resource::RLIMIT_CPU,
+        spec.cpu_seconds + 1,
+        spec.cpu_seconds + 2,
+    )
+    .map_err(err("setrlimit"))?;
     limit(Resource::RLIMIT_FSIZE, spec.file_size_bytes)?;
     limit(Resource::RLIMIT_NOFILE, spec.open_files)?;
     limit(Resource::RLIMIT_CORE, 0)?;
+    // POSIX message queues and locked memory (`mlock`, `SHM_LOCK`) are counted per user,
+    // and a slot's runs share one: what a run held is freed only when its IPC namespace
+    // is torn down, after the run, so the next run would find less. Entries need neither
+    // (and the judge's own locked-memory limit must not leak into a run).
+    limit(Resource::RLIMIT_MSGQUEUE, 0)?;
+    limit(Resource::RLIMIT_MEMLOCK, 0)?;
     nix::unistd::chdir(&spec.cwd).map_err(|e| format!("chdir {}: {e}", spec.cwd.display()))?;
     Ok(command(spec).map_err(Failed::Exec))
 }

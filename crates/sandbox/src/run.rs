@@ -594,12 +594,6 @@ fn classify(
     limits: &Limits,
     cpu: Duration,
 ) -> (Verdict, Option<String>) {
-    let cpu_limit = || {
-        format!(
-            "CPU time limit of {:.3} s exceeded",
-            limits.cpu_time.as_secs_f64()
-        )
-    };
     if let Some(call) = forbidden {
         let why = format!("stopped at a forbidden system call: {call}");
         return (Verdict::ForbiddenSyscall, Some(why));
@@ -612,12 +606,22 @@ fn classify(
         );
     }
     // The CPU limit is watched from outside, so a program may pass it and end before
-    // that is seen: what it used still decides.
-    let stop = stop.or((cpu > limits.cpu_time).then_some(Stop::Cpu));
+    // that is seen, or while another limit stopped it: what it used decides, before wall
+    // time and output (the documented order; the record would contradict its verdict
+    // otherwise). RLIMIT_CPU's SIGXCPU comes only above the limit, so it is one of these.
+    let stop = if cpu > limits.cpu_time {
+        Some(Stop::Cpu)
+    } else {
+        stop
+    };
     let (verdict, message) = match (stop, ending) {
         (Some(Stop::Cpu), _) => (
             Verdict::TimeLimit,
-            format!("{} ({:.3} s used)", cpu_limit(), cpu.as_secs_f64()),
+            format!(
+                "CPU time limit of {:.3} s exceeded ({:.3} s used)",
+                limits.cpu_time.as_secs_f64(),
+                cpu.as_secs_f64()
+            ),
         ),
         (Some(Stop::Wall), _) => (
             Verdict::WallTimeLimit,
@@ -630,7 +634,6 @@ fn classify(
             Verdict::OutputLimit,
             format!("output limit of {} bytes exceeded", limits.output_bytes),
         ),
-        (None, Ending::Signal(libc::SIGXCPU)) => (Verdict::TimeLimit, cpu_limit()),
         (None, Ending::Signal(libc::SIGXFSZ)) => (
             Verdict::OutputLimit,
             format!(
@@ -680,6 +683,37 @@ mod tests {
             verdict(Ending::Signal(libc::SIGSYS), 150),
             Verdict::Signalled
         );
+        // Likewise SIGXCPU below the limit: RLIMIT_CPU sends it only above.
+        assert_eq!(
+            verdict(Ending::Signal(libc::SIGXCPU), 150),
+            Verdict::Signalled
+        );
+    }
+
+    /// CPU time comes before wall time and output when several limits are hit, as
+    /// documented; the runner's first reason to stop the run decides only among those.
+    #[test]
+    fn cpu_time_over_the_limit_comes_before_a_stop_for_wall_time_or_output() {
+        let limits = Limits {
+            cpu_time: Duration::from_millis(1500),
+            ..Limits::default()
+        };
+        let verdict = |stop, ms| {
+            let killed = Ending::Signal(libc::SIGKILL);
+            classify(
+                &killed,
+                None,
+                Some(stop),
+                false,
+                &limits,
+                Duration::from_millis(ms),
+            )
+            .0
+        };
+        assert_eq!(verdict(Stop::Output, 1504), Verdict::TimeLimit);
+        assert_eq!(verdict(Stop::Wall, 1504), Verdict::TimeLimit);
+        assert_eq!(verdict(Stop::Output, 1400), Verdict::OutputLimit);
+        assert_eq!(verdict(Stop::Wall, 1400), Verdict::WallTimeLimit);
     }
 
     #[test]

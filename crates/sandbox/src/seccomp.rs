@@ -8,7 +8,9 @@
 //! out: the filter notifies the slot's spawner (a seccomp user notification), which
 //! ends the run with `forbidden_syscall`, naming the call. `clone3` is refused with
 //! ENOSYS instead: its flags live in memory a filter cannot read, and libc falls back to
-//! `clone`, whose flags the filter checks.
+//! `clone`, whose flags the filter checks. `fallocate` with `FALLOC_FL_KEEP_SIZE` is
+//! refused with EOPNOTSUPP (as by a file system without it): it reserves disk blocks
+//! without growing the file, which the file size limit never sees.
 //!
 //! Arguments the kernel reads as `int` are compared on their low 32 bits only: the
 //! kernel ignores the upper half, so a filter comparing all 64 bits would let
@@ -84,13 +86,18 @@ fn rule(conditions: Vec<SeccompCondition>) -> SeccompRule {
     SeccompRule::new(conditions).expect("a valid rule")
 }
 
-fn arg0(len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> SeccompCondition {
-    SeccompCondition::new(0, len, op, value).expect("a valid condition")
+fn arg(index: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> SeccompCondition {
+    SeccompCondition::new(index, len, op, value).expect("a valid condition")
 }
 
-/// The two filters, compiled (in the parent, so the child only installs them): the one
-/// that kills, and the one that answers `clone3` with ENOSYS.
-pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
+fn arg0(len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> SeccompCondition {
+    arg(0, len, op, value)
+}
+
+/// The filters, compiled (in the parent, so the child only installs them): the one that
+/// kills (installed first, with a listener), the one that answers `clone3` with ENOSYS,
+/// and the one that refuses `fallocate(FALLOC_FL_KEEP_SIZE)` with EOPNOTSUPP.
+pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
     let mut kill: BTreeMap<i64, Vec<SeccompRule>> =
         FORBIDDEN.iter().map(|&(s, _)| (s, Vec::new())).collect();
     // clone with any namespace flag, or with CLONE_PARENT: one rule per flag (rules are
@@ -145,6 +152,24 @@ pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch(),
     )?;
+    // The mode is an `int`: its low 32 bits.
+    let keep_size = libc::FALLOC_FL_KEEP_SIZE as u64;
+    let eopnotsupp = SeccompFilter::new(
+        [(
+            libc::SYS_fallocate,
+            vec![rule(vec![arg(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(keep_size),
+                keep_size,
+            )])],
+        )]
+        .into_iter()
+        .collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EOPNOTSUPP as u32),
+        arch(),
+    )?;
     let mut kill: BpfProgram = kill.try_into()?;
     kill.splice(0..0, x32_guard());
     // Every kill becomes a notification to the spawner, which ends the run: a process
@@ -157,7 +182,7 @@ pub fn filters() -> Result<[BpfProgram; 2], seccompiler::Error> {
             insn.k = libc::SECCOMP_RET_USER_NOTIF;
         }
     }
-    Ok([kill, enosys.try_into()?])
+    Ok([kill, enosys.try_into()?, eopnotsupp.try_into()?])
 }
 
 /// Installs the first of [`filters`] on this thread (before any other thread exists), with

@@ -402,7 +402,7 @@ struct Ready {
     spec: SlotSpec,
     init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
-    filters: [seccompiler::BpfProgram; 2],
+    filters: [seccompiler::BpfProgram; 3],
     mnt: OwnedFd,
     standby: Option<Standby>,
 }

@@ -606,6 +606,42 @@ fn a_process_that_outlives_the_kill_does_not_hide_the_verdict() {
     expect(&run(&next), Verdict::Ok, "the slot's next run");
 }
 
+/// What the kernel would not count right, as a run sees it: RLIMIT_CPU's backstop is a
+/// second above the CPU limit (the kernel checks it against a per-process clock that
+/// runs ahead of the cgroup's count: at the limit itself it stopped programs at 0.985 s
+/// of 1 s); no POSIX message queue or locked memory (counted per user, and a slot's runs
+/// share one, so a run's would be missing from the next run until freed); no
+/// `fallocate` that reserves disk blocks without growing the file (the file size limit
+/// never sees those: 1.9 GB in a file of size 0).
+#[test]
+fn limits_the_kernel_would_not_count_right() {
+    let script = "import ctypes, os\n\
+         wanted = ('Max cpu time', 'Max locked memory', 'Max msgqueue size')\n\
+         print([l.split()[3:5] for l in open('/proc/self/limits') if l.startswith(wanted)])\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         q = libc.mq_open(b'/q', os.O_CREAT | os.O_RDWR, 0o600, None)\n\
+         print('mq_open', q, ctypes.get_errno())\n\
+         fd = os.open('/work/big', os.O_CREAT | os.O_WRONLY)\n\
+         r = libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(1 << 30))\n\
+         print('fallocate', r, ctypes.get_errno(), os.fstat(fd).st_blocks)\n";
+    let Some(mut cfg) = config("kernel_counts", &["/usr/bin/python3", "-c", script]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    cfg.binds.push(sandbox::init::Bind {
+        src: work.path().into(),
+        dst: "/work".into(),
+        writable: true,
+    });
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "limits");
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "[['6', '7'], ['0', '0'], ['0', '0']]\nmq_open -1 24\nfallocate -1 95 0\n",
+        "CPU limit 5 s: backstop at 6 s; EMFILE; EOPNOTSUPP"
+    );
+}
+
 /// A slot whose init died (a global OOM kill, say) is rebuilt for its next run, not left
 /// unable to start anything.
 #[test]
