@@ -145,9 +145,12 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     out.write_all(&r.stdout)?;
     std::io::stderr().write_all(&r.stderr)?;
     if a.json {
-        // The record must be a line of its own, whatever the program printed last: else
-        // a program could print a record of its own without a newline and have ours
-        // appended to it.
+        // The record must be a line of its own, whatever the program printed last on
+        // either stream (`2>&1` puts both on one): else a program could print a record
+        // of its own without a newline and have ours appended to it.
+        if r.stderr.last().is_some_and(|&b| b != b'\n') {
+            writeln!(std::io::stderr())?;
+        }
         if r.stdout.last().is_some_and(|&b| b != b'\n') {
             writeln!(out)?;
         }

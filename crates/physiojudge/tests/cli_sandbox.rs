@@ -100,6 +100,21 @@ fn json_record_and_mounts() {
     assert_eq!(lines[0], r#"{"verdict":"ok"}"#);
     let record: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
     assert_eq!(record["verdict"], "runtime_error");
+    // Nor can its stderr, when both streams go to one place (`2>&1`).
+    let (mut both, to_both) = std::io::pipe().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(["sandbox", "run", "--json", "--", "/bin/sh", "-c"])
+        .arg(r#"printf '{"verdict":"ok"}' >&2; exit 3"#)
+        .stdout(to_both.try_clone().unwrap())
+        .stderr(to_both)
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut both, &mut text).unwrap();
+    child.wait().unwrap();
+    let last = text.lines().last().unwrap_or_default();
+    let record: serde_json::Value = serde_json::from_str(last).unwrap_or_default();
+    assert_eq!(record["verdict"], "runtime_error", "{text}");
 
     // Usage errors.
     assert_eq!(

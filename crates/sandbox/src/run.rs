@@ -496,6 +496,8 @@ fn finish(
     let cpu = cgroup.cpu_time().map_err(|e| format!("cgroup: {e}"))?;
     let peak = cgroup.memory_peak();
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
+    // Only to explain a failure: unreadable, it explains nothing.
+    let forks_refused = cgroup.pids_limit_hits().unwrap_or(0);
     // Empty now (killed and checked above); removed off the run's path.
     crate::ahead::done(layout, cfg.slot, ready);
 
@@ -512,7 +514,17 @@ fn finish(
         line = rest;
     }
     let ending = ending(line.trim(), stop.is_some() || oom || forbidden.is_some())?;
-    let (verdict, message) = classify(&ending, forbidden, stop, oom, &cfg.limits, cpu);
+    let (verdict, mut message) = classify(&ending, forbidden, stop, oom, &cfg.limits, cpu);
+    // A program that fails after a fork failed was most likely failed by the process
+    // limit, which nothing else would tell the participant.
+    if let (Verdict::RuntimeError | Verdict::Signalled, Some(m)) = (verdict, &mut message)
+        && forks_refused > 0
+    {
+        m.push_str(&format!(
+            " (a new process was refused {forks_refused} times at the limit of {} processes)",
+            cfg.limits.pids
+        ));
+    }
     let (exit_code, signal) = match ending {
         Ending::Exit(c) => (Some(c), None),
         Ending::Signal(s) => (None, Some(s)),

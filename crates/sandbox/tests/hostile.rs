@@ -159,6 +159,18 @@ fn fork_bomb_is_contained() {
     let r = run(&cfg);
     // The bomb cannot grow past the pids limit; the wall clock ends it.
     expect(&r, Verdict::WallTimeLimit, "fork bomb");
+    // When the program fails of it, the message names the process limit.
+    let Some(mut cfg) = sh(
+        "fork_limit",
+        "for i in 1 2 3 4 5 6; do sleep 5 & done; wait",
+    ) else {
+        return;
+    };
+    cfg.limits.pids = 4;
+    let r = run(&cfg);
+    expect(&r, Verdict::RuntimeError, "forks refused");
+    let message = r.result.message.unwrap_or_default();
+    assert!(message.contains("at the limit of 4 processes"), "{message}");
     // The host can still start processes.
     assert!(
         std::process::Command::new("/bin/true")
