@@ -124,10 +124,6 @@ fn non_numeric_fields() {
             &["announces 2 signals", "1 signal lines"],
         ),
         (
-            "rec 1 250 10\nrec.dat 16\nextra.dat 16\n",
-            &["line 3", "unexpected line"],
-        ),
-        (
             "rec 1 250 10 12:00:00 32/13/2000\nrec.dat 16\n",
             &["line 1", "base date", "out of range"],
         ),

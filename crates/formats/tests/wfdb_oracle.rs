@@ -461,7 +461,7 @@ fn spec(file: &str, format: Format, spf: u32, k: usize) -> SignalSpec {
     s.adc_gain = Some([200.0, 1000.0, 38180.879946031266, 0.5][k % 4]);
     s.baseline = Some([0, -12, 4000, 7][k % 4]);
     s.units = Some(["mV", "uV", "mmHg", "mV"][k % 4].to_string());
-    s.adc_res = Some(format.default_adc_res());
+    s.adc_res = Some(format.written_adc_res());
     s.adc_zero = Some(0);
     s.description = Some(format!("sig {k}"));
     s

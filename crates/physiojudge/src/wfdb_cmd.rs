@@ -19,7 +19,8 @@ pub enum WfdbCommand {
     /// Print samples as CSV: the frame index, then one column per signal.
     ///
     /// Signals with several samples per frame print the mean of each frame (digital
-    /// values: the sum divided by the count, truncated toward zero).
+    /// values: the sum divided by the count, truncated toward zero; a frame holding an
+    /// invalid sample prints the invalid value, NaN in physical units).
     Rdsamp(RdsampArgs),
     /// Print annotations as CSV: sample,symbol,subtype,chan,num,aux.
     Rdann(RdannArgs),
@@ -187,6 +188,9 @@ const RDSAMP_CHUNK_FRAMES: u64 = 1 << 16;
 
 /// Appends one frame's value of a signal: the sample, or the mean of the frame's samples
 /// (digital: the sum divided by the count, truncated toward zero, as wfdb-python does).
+/// A frame with an invalid sample has no mean: it prints the invalid value, as the WFDB
+/// library's getvec returns WFDB_INVALID_SAMPLE for it (a mean counting the sentinel as
+/// a value would look like a valid sample).
 fn push_value(line: &mut String, s: &SignalData, physical: &[f64], frame: usize) {
     use std::fmt::Write as _;
     let spf = s.samples_per_frame.max(1) as usize;
@@ -201,8 +205,21 @@ fn push_value(line: &mut String, s: &SignalData, physical: &[f64], frame: usize)
     } else if spf == 1 {
         let _ = write!(line, "{}", s.digital[frame]);
     } else {
-        let sum: i64 = s.digital[range].iter().map(|&v| v as i64).sum();
-        let _ = write!(line, "{}", sum / spf as i64);
+        // A frame lies in one segment, so one calibration run tells its invalid value.
+        let run = s
+            .calibration
+            .partition_point(|c| c.start + c.len <= range.start);
+        let invalid = s.calibration.get(run).and_then(|c| c.invalid);
+        let samples = &s.digital[range];
+        match invalid.filter(|i| samples.contains(i)) {
+            Some(i) => {
+                let _ = write!(line, "{i}");
+            }
+            None => {
+                let sum: i64 = samples.iter().map(|&v| v as i64).sum();
+                let _ = write!(line, "{}", sum / spf as i64);
+            }
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use formats::wfdb::{ReadOptions, Record};
+use formats::wfdb::{Format, ReadOptions, Record, RecordLine, SignalSpec, WriteSignal};
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_physiojudge"))
@@ -138,6 +138,47 @@ fn rdsamp_prints_the_samples() {
         n += 1;
     }
     assert_eq!(n as u64, all.frames);
+}
+
+/// A frame of several samples with an invalid one has no mean: rdsamp prints the
+/// invalid value of the signal's format (NaN in physical units), as the WFDB library's
+/// getvec returns WFDB_INVALID_SAMPLE, rather than a mean that counts the sentinel.
+#[test]
+fn rdsamp_frames_with_an_invalid_sample_print_the_invalid_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = [-32768, 3911, 1, 2, 5, -32768];
+    let b = [-2048, 100, 1, 3, 7, 9];
+    let spec = |file: &str, format| {
+        let mut s = SignalSpec::new(file, format);
+        s.samples_per_frame = Some(2);
+        s
+    };
+    formats::wfdb::write_record(
+        dir.path(),
+        &RecordLine::new("spf", 250.0),
+        &[
+            WriteSignal {
+                spec: spec("a.dat", Format::F16),
+                samples: &a,
+            },
+            WriteSignal {
+                spec: spec("b.dat", Format::F212),
+                samples: &b,
+            },
+        ],
+        &[],
+    )
+    .unwrap();
+    let rec = dir.path().join("spf");
+    let rec = rec.to_str().unwrap();
+    assert_eq!(
+        ok(&["wfdb", "rdsamp", rec]),
+        "0,-32768,-2048\n1,1,2\n2,-32768,8\n"
+    );
+    let physical = ok(&["wfdb", "rdsamp", rec, "--physical"]);
+    let rows: Vec<&str> = physical.lines().collect();
+    assert_eq!(rows[0], "0,NaN,NaN", "{physical}");
+    assert!(rows[2].starts_with("2,NaN,"), "{physical}");
 }
 
 #[test]

@@ -92,8 +92,29 @@ impl Format {
         }
     }
 
-    /// ADC resolution assumed when the header gives none.
+    /// ADC resolution a reader assumes when the header gives none, as the WFDB library's
+    /// readheader (signal.c) assumes it: only the offset-binary and packed formats imply a
+    /// resolution; every other format takes WFDB_DEFRES, 12 bits, even where a sample
+    /// holds more.
     pub fn default_adc_res(self) -> u32 {
+        match self {
+            Format::F80 => 8,
+            Format::F160 => 16,
+            Format::F310 | Format::F311 => 10,
+            Format::F8
+            | Format::F16
+            | Format::F24
+            | Format::F32
+            | Format::F61
+            | Format::F212
+            | Format::Null => 12,
+        }
+    }
+
+    /// ADC resolution a writer states when the caller gives none: the bits a sample of the
+    /// format holds (what wfdb-python writes), so that the header tells a reader more than
+    /// [`default_adc_res`](Self::default_adc_res) would; 12 for a null signal.
+    pub fn written_adc_res(self) -> u32 {
         match self {
             Format::F8 | Format::F80 => 8,
             Format::F16 | Format::F61 | Format::F160 => 16,
@@ -174,6 +195,15 @@ impl Format {
             (Format::F311, 2) => (n / 3).saturating_mul(4).saturating_add(3),
             _ => self.bytes_written(n),
         }
+    }
+
+    /// [`bytes_needed`](Self::bytes_needed), or `None` when the count exceeds `u64`
+    /// (where `bytes_needed` would give a saturated, untrue, count).
+    pub fn checked_bytes_needed(self, n: u64) -> Option<u64> {
+        let (gs, gb) = self.group();
+        let full = (n / gs).checked_mul(gb)?;
+        // The remainder is less than one group, whose bytes cannot overflow.
+        full.checked_add(self.bytes_needed(n % gs))
     }
 
     /// How many whole samples `bytes` bytes (from a group boundary) hold.
@@ -503,6 +533,73 @@ mod tests {
             }
         }
         assert_eq!(Format::F212.samples_in(Format::F212.bytes_written(3)), 3);
+    }
+
+    /// The WFDB library's readheader: only 80, 160, 212, 310 and 311 imply a resolution,
+    /// every other format takes WFDB_DEFRES (12). The writer states what a sample holds.
+    #[test]
+    fn default_adc_res_is_the_wfdb_librarys() {
+        let reader: Vec<(u32, u32)> = Format::ALL
+            .iter()
+            .map(|f| (f.code(), f.default_adc_res()))
+            .collect();
+        assert_eq!(
+            reader,
+            [
+                (0, 12),
+                (8, 12),
+                (16, 12),
+                (24, 12),
+                (32, 12),
+                (61, 12),
+                (80, 8),
+                (160, 16),
+                (212, 12),
+                (310, 10),
+                (311, 10)
+            ]
+        );
+        let writer: Vec<(u32, u32)> = Format::ALL
+            .iter()
+            .map(|f| (f.code(), f.written_adc_res()))
+            .collect();
+        assert_eq!(
+            writer,
+            [
+                (0, 12),
+                (8, 8),
+                (16, 16),
+                (24, 24),
+                (32, 32),
+                (61, 16),
+                (80, 8),
+                (160, 16),
+                (212, 12),
+                (310, 10),
+                (311, 10)
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_counts_past_u64_are_none_not_saturated() {
+        for f in Format::ALL {
+            for n in 0..50 {
+                assert_eq!(
+                    f.checked_bytes_needed(n),
+                    Some(f.bytes_needed(n)),
+                    "{f:?} {n}"
+                );
+            }
+        }
+        assert_eq!(Format::F16.checked_bytes_needed(u64::MAX), None);
+        assert_eq!(
+            Format::F16.checked_bytes_needed(u64::MAX / 2),
+            Some(u64::MAX - 1)
+        );
+        assert_eq!(Format::F212.checked_bytes_needed(u64::MAX), None);
+        assert_eq!(Format::F8.checked_bytes_needed(u64::MAX), Some(u64::MAX));
+        assert_eq!(Format::Null.checked_bytes_needed(u64::MAX), Some(0));
     }
 
     proptest! {

@@ -129,7 +129,9 @@ pub struct SignalSpec {
     pub adc_zero: Option<i32>,
     pub initial_value: Option<i32>,
     pub checksum: Option<i32>,
-    pub block_size: Option<u32>,
+    /// Negative when the file cannot be read with random access (header(5)); 0 or absent
+    /// when the file is not blocked.
+    pub block_size: Option<i32>,
     pub description: Option<String>,
 }
 
@@ -255,14 +257,7 @@ impl Header {
             for &(no, text) in &rest[..n_seg] {
                 segments.push(parse_segment_line(text).map_err(|k| err(no, k))?);
             }
-            if let Some(&(no, _)) = rest.get(n_seg) {
-                return Err(err(
-                    no,
-                    WfdbErrorKind::Header(format!(
-                        "unexpected line after the {n_seg} segment lines"
-                    )),
-                ));
-            }
+            // Lines after the announced segments are not read, as by the WFDB library.
             header.segments = Some(segments);
         } else {
             let n_sig = header.record.n_signals;
@@ -280,14 +275,8 @@ impl Header {
                     .signals
                     .push(parse_signal_line(text).map_err(|k| err(no, k))?);
             }
-            if let Some(&(no, _)) = rest.get(n_sig) {
-                return Err(err(
-                    no,
-                    WfdbErrorKind::Header(format!(
-                        "unexpected line after the {n_sig} signal lines"
-                    )),
-                ));
-            }
+            // header(5): "Any extra signal specification lines are not read". They are
+            // not part of the header, so writing it back leaves them out.
         }
         Ok(header)
     }
@@ -663,7 +652,7 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
     let Some((fmt_token, mut rest)) = next_token(rest) else {
         return Err(bad(format!("signal file {file_name:?} has no format")));
     };
-    // FORMAT[xSPF][:SKEW][+OFFSET], the modifiers in this order.
+    // FORMAT[xSPF][:SKEW][+OFFSET]: the WFDB library takes the modifiers in any order.
     let (fmt_text, mut modifiers) = fmt_token
         .find(['x', ':', '+'])
         .map_or((fmt_token, ""), |i| fmt_token.split_at(i));
@@ -675,30 +664,38 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
         })
     })?;
     let mut spec = SignalSpec::new(file_name, format);
-    let take = |m: &mut &str, prefix: char| -> Option<String> {
-        let r = m.strip_prefix(prefix)?;
+    while let Some(prefix) = modifiers.chars().next() {
+        let r = &modifiers[prefix.len_utf8()..];
         let end = r.find(['x', ':', '+']).unwrap_or(r.len());
-        let value = r[..end].to_string();
-        *m = &r[end..];
-        Some(value)
-    };
-    if let Some(v) = take(&mut modifiers, 'x') {
-        let spf: u32 = parse_number(&v, "samples per frame")?;
-        if spf == 0 {
-            return Err(bad("samples per frame must be at least 1"));
+        let value = &r[..end];
+        modifiers = &r[end..];
+        // A repeated modifier is refused rather than letting the last one win: which of
+        // the two values the writer meant is unknowable.
+        let twice = |what: &str| bad(format!("format field {fmt_token:?} gives the {what} twice"));
+        match prefix {
+            'x' => {
+                if spec.samples_per_frame.is_some() {
+                    return Err(twice("samples per frame"));
+                }
+                let spf: u32 = parse_number(value, "samples per frame")?;
+                if spf == 0 {
+                    return Err(bad("samples per frame must be at least 1"));
+                }
+                spec.samples_per_frame = Some(spf);
+            }
+            ':' => {
+                if spec.skew.is_some() {
+                    return Err(twice("skew"));
+                }
+                spec.skew = Some(parse_number(value, "skew")?);
+            }
+            _ => {
+                if spec.byte_offset.is_some() {
+                    return Err(twice("byte offset"));
+                }
+                spec.byte_offset = Some(parse_number(value, "byte offset")?);
+            }
         }
-        spec.samples_per_frame = Some(spf);
-    }
-    if let Some(v) = take(&mut modifiers, ':') {
-        spec.skew = Some(parse_number(&v, "skew")?);
-    }
-    if let Some(v) = take(&mut modifiers, '+') {
-        spec.byte_offset = Some(parse_number(&v, "byte offset")?);
-    }
-    if !modifiers.is_empty() {
-        return Err(bad(format!(
-            "format field {fmt_token:?} is not of the form FORMAT[xSPF][:SKEW][+OFFSET]"
-        )));
     }
 
     // GAIN[(BASELINE)][/UNITS]
@@ -722,12 +719,9 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
         let gain = parse_float(gain_text, "ADC gain")?;
         spec.adc_gain = Some(gain);
         spec.baseline = baseline;
-        if let Some(u) = units {
-            if u.is_empty() {
-                return Err(bad(format!("units in {gain_token:?} are empty")));
-            }
-            spec.units = Some(u.to_string());
-        }
+        // `GAIN/` with nothing after the slash leaves the units unset (the default), as
+        // the WFDB library reads it.
+        spec.units = units.filter(|u| !u.is_empty()).map(str::to_string);
     }
     if let Some((t, r)) = next_token(rest) {
         rest = r;
@@ -747,6 +741,8 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
     }
     if let Some((t, r)) = next_token(rest) {
         rest = r;
+        // Signed: the WFDB library reads it with strtol, and header(5) gives a negative
+        // block size a meaning.
         spec.block_size = Some(parse_number(t, "block size")?);
     }
     let description = rest.trim();
@@ -905,6 +901,90 @@ mod tests {
         assert!(segs[1].is_null());
         assert_eq!(segs[2].sig_len, 40000);
         assert_eq!(parse(&h.to_text()).unwrap(), h);
+    }
+
+    /// header(5): "Any extra signal specification lines are not read"; the WFDB library
+    /// reads as many segment lines as announced, too. Comments anywhere are kept.
+    #[test]
+    fn lines_after_the_announced_ones_are_not_read() {
+        let h = parse(
+            "r 1 250 20\nr.dat 16 100 16 0\n# one\nr.dat 16 100 16 0\nnot 999 a signal line\n# two\n",
+        )
+        .unwrap();
+        assert_eq!(h.signals.len(), 1);
+        assert_eq!(h.comments, vec![" one", " two"]);
+        assert_eq!(h.to_text(), "r 1 250 20\nr.dat 16 100 16 0\n# one\n# two\n");
+        assert_eq!(parse(&h.to_text()).unwrap(), h);
+
+        let h = parse("m/2 1 250 30\na 10\nb 20\nc 5\n# c\n").unwrap();
+        let names: Vec<&str> = h
+            .segments
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(h.comments, vec![" c"]);
+        assert_eq!(parse(&h.to_text()).unwrap(), h);
+    }
+
+    /// header(5) gives a negative block size a meaning (the file cannot be read with
+    /// random access); the WFDB library reads the field with strtol.
+    #[test]
+    fn a_block_size_may_be_negative() {
+        let h = parse("r 1 250 20\nr.dat 16 100 16 0 0 0 -1 x\n").unwrap();
+        assert_eq!(h.signals[0].block_size, Some(-1));
+        assert_eq!(h.signals[0].description.as_deref(), Some("x"));
+        assert!(h.to_text().contains("r.dat 16 100 16 0 0 0 -1 x\n"));
+        assert_eq!(parse(&h.to_text()).unwrap(), h);
+        let e = parse("r 1 250 20\nr.dat 16 100 16 0 0 0 -1.5\n").unwrap_err();
+        assert!(e.to_string().contains("block size \"-1.5\""), "{e}");
+    }
+
+    /// `GAIN/` leaves the units unset, as the WFDB library reads it: the default applies.
+    #[test]
+    fn empty_units_are_unset() {
+        let h = parse("r 1 250 20\nr.dat 16 100/ 16 0\n").unwrap();
+        let s = &h.signals[0];
+        assert_eq!(s.adc_gain, Some(100.0));
+        assert_eq!(s.units, None);
+        assert_eq!(s.effective_units(), "mV");
+        let h = parse("r 1 250 20\nr.dat 16 100(3)/ 16 0\n").unwrap();
+        assert_eq!(
+            (h.signals[0].baseline, h.signals[0].units.as_deref()),
+            (Some(3), None)
+        );
+        assert_eq!(parse(&h.to_text()).unwrap(), h);
+    }
+
+    /// The WFDB library reads the format's modifiers in any order; each may appear once.
+    #[test]
+    fn format_modifiers_in_any_order() {
+        let fields = |fmt: &str| {
+            let h = parse(&format!("r 1 250 20\nr.dat {fmt} 100 16 0\n")).unwrap();
+            assert_eq!(parse(&h.to_text()).unwrap(), h, "{fmt}");
+            let s = &h.signals[0];
+            (s.samples_per_frame, s.skew, s.byte_offset)
+        };
+        assert_eq!(fields("16+4:1"), (None, Some(1), Some(4)));
+        for fmt in ["16x2:3+4", "16+4x2:3", "16:3+4x2", "16+4:3x2"] {
+            assert_eq!(fields(fmt), (Some(2), Some(3), Some(4)), "{fmt}");
+        }
+        for (fmt, what) in [
+            ("16x2x3", "samples per frame"),
+            ("16:1+4:1", "skew"),
+            ("16+4+4", "byte offset"),
+        ] {
+            let e = parse(&format!("r 1 250 20\nr.dat {fmt}\n")).unwrap_err();
+            let e = e.to_string();
+            assert!(
+                e.contains("line 2") && e.contains(fmt) && e.contains(&format!("the {what} twice")),
+                "{e}"
+            );
+        }
+        let e = parse("r 1 250 20\nr.dat 16+\n").unwrap_err().to_string();
+        assert!(e.contains("byte offset \"\""), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::format::{self, Format, GENERIC_INVALID};
-use super::header::{Header, SignalSpec};
+use super::header::{Header, SegmentSpec, SignalSpec};
 use super::{WfdbError, WfdbErrorKind};
 
 /// Most samples one read returns, all selected signals together (1 GiB of `i32`, 2 GiB of
@@ -248,6 +248,16 @@ impl Record {
             // fixed layout every segment has them all.
             let n_sig = h.record.n_signals;
             let variable = self.has_layout_segment();
+            // Taken as the layout, a null segment would describe no signal, and every
+            // signal of every segment, found by name in the layout, would read as invalid.
+            if variable && segments.first().is_some_and(SegmentSpec::is_null) {
+                return Err(self.err(
+                    "the first segment has length 0, which makes it the layout segment, but \
+                     the layout segment cannot be a null segment `~`: it must name the record \
+                     that lists the signals"
+                        .into(),
+                ));
+            }
             for (i, (seg, rec)) in segments.iter().zip(&self.segments).enumerate() {
                 let Some(rec) = rec else { continue };
                 let n = rec.header.signals.len();
@@ -362,22 +372,21 @@ impl Record {
                 opts.from
             )));
         }
-        let wanted: u64 = selected
-            .iter()
-            .map(|&s| {
-                let spf = self
-                    .signal_specs()
-                    .get(s)
-                    .map_or(1, |x| x.effective_samples_per_frame() as u64);
-                (to - opts.from).saturating_mul(spf)
-            })
-            .fold(0u64, u64::saturating_add);
-        if wanted > MAX_READ_SAMPLES {
+        // Checked, not saturated, so that the message never states a false count.
+        let wanted: Option<u64> = selected.iter().try_fold(0u64, |acc, &s| {
+            let spf = self
+                .signal_specs()
+                .get(s)
+                .map_or(1, |x| x.effective_samples_per_frame() as u64);
+            (to - opts.from).checked_mul(spf)?.checked_add(acc)
+        });
+        if wanted.is_none_or(|n| n > MAX_READ_SAMPLES) {
             return Err(self.err(format!(
-                "reading frames {}..{to} of {} signals would return {wanted} samples, more than \
+                "reading frames {}..{to} of {} signals would return {} samples, more than \
                  the {MAX_READ_SAMPLES} one read may; read a shorter range",
                 opts.from,
-                selected.len()
+                selected.len(),
+                wanted.map_or("more than 2^64".into(), |n| n.to_string())
             )));
         }
         Ok((selected, opts.from..to, sig_len))
@@ -516,13 +525,21 @@ impl Record {
 
         let file = File::open(&path).map_err(|e| WfdbError::io(&name, e))?;
         let file_len = file.metadata().map_err(|e| WfdbError::io(&name, e))?.len();
-        let total_samples = sig_len.checked_mul(tspf).ok_or_else(|| {
-            WfdbError::in_file(
+        let Some(needed) = sig_len
+            .checked_mul(tspf)
+            .and_then(|n| fmt.checked_bytes_needed(n))
+        else {
+            return Err(WfdbError::in_file(
                 &name,
-                WfdbErrorKind::Signal("the record is too long".into()),
-            )
-        })?;
-        let needed = fmt.bytes_needed(total_samples);
+                WfdbErrorKind::Signal(format!(
+                    "the header is wrong: {sig_len} frames of {tspf} samples in format {} need \
+                     more bytes than can be addressed, and the file holds {} bytes after the \
+                     byte offset {offset}",
+                    fmt.code(),
+                    file_len.saturating_sub(offset)
+                )),
+            ));
+        };
         if file_len < offset.saturating_add(needed) {
             return Err(WfdbError::in_file(
                 &name,
@@ -1606,6 +1623,114 @@ mod tests {
         let rec = Record::open(d.join("m")).unwrap();
         assert_eq!(rec.sig_len().unwrap(), 40);
         assert_eq!(rec.read(&ReadOptions::default()).unwrap().frames, 40);
+    }
+
+    /// A multi-segment record whose first segment, of length 0, is null: taken as the
+    /// layout it would describe no signal and every sample would read as invalid.
+    #[test]
+    fn a_null_layout_segment_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let samples: Vec<u8> = (0..20i16).flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(d.join("s.dat"), samples).unwrap();
+        std::fs::write(d.join("s.hea"), "s 1 250 20\ns.dat 16 200 16 0 0 0 0 a\n").unwrap();
+        std::fs::write(d.join("m.hea"), "m/3 1 250 30\n~ 0\ns 20\n~ 10\n").unwrap();
+        let e = Record::open(d.join("m")).unwrap_err().to_string();
+        assert!(
+            e.contains("m.hea") && e.contains("layout segment cannot be a null segment"),
+            "{e}"
+        );
+        // A null segment of length 0 elsewhere is an empty gap.
+        std::fs::write(d.join("m.hea"), "m/3 1 250 30\ns 20\n~ 0\n~ 10\n").unwrap();
+        let read = Record::open(d.join("m"))
+            .unwrap()
+            .read(&ReadOptions::default())
+            .unwrap();
+        assert_eq!(read.signals[0].digital[..20], (0..20).collect::<Vec<i32>>());
+    }
+
+    /// A length whose byte count exceeds u64 is refused with a true message, not with a
+    /// saturated count of 18446744073709551615 bytes.
+    #[test]
+    fn a_length_beyond_addressable_bytes_is_refused_truthfully() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("r.dat"), [0u8; 40]).unwrap();
+        for (hea, frames, spf) in [
+            (
+                "r 1 250 18446744073709551615\nr.dat 16\n",
+                "18446744073709551615",
+                1,
+            ),
+            (
+                "r 1 250 18446744073709551615\nr.dat 16x2\n",
+                "18446744073709551615",
+                2,
+            ),
+            (
+                "r 1 250 9223372036854775808\nr.dat 16\n",
+                "9223372036854775808",
+                1,
+            ),
+        ] {
+            std::fs::write(d.join("r.hea"), hea).unwrap();
+            let rec = Record::open(d.join("r")).unwrap();
+            let e = rec
+                .read(&ReadOptions {
+                    from: 0,
+                    to: Some(5),
+                    signals: None,
+                })
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("r.dat")
+                    && e.contains(&format!("{frames} frames of {spf} samples"))
+                    && e.contains("more bytes than can be addressed")
+                    && !e.contains("18446744073709551615 bytes"),
+                "{hea:?}: {e}"
+            );
+        }
+        // Nor does a read's sample count saturate.
+        std::fs::write(
+            d.join("r.hea"),
+            "r 2 250 18446744073709551615\nr.dat 16\nr.dat 16\n",
+        )
+        .unwrap();
+        let e = Record::open(d.join("r"))
+            .unwrap()
+            .read(&ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("r.hea") && e.contains("more than 2^64 samples"),
+            "{e}"
+        );
+    }
+
+    /// What header(5) and the WFDB library accept is read: modifiers in any order, a
+    /// negative block size, empty units, signal lines past the announced count.
+    #[test]
+    fn lenient_headers_read_as_the_wfdb_library_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut bytes = vec![0xFFu8; 4];
+        bytes.extend((0..20i16).flat_map(|v| v.to_le_bytes()));
+        std::fs::write(d.join("r.dat"), bytes).unwrap();
+        std::fs::write(
+            d.join("r.hea"),
+            "r 1 250 20\nr.dat 16+4:1 100/ 16 0 0 0 -1 s\nr.dat 16\n",
+        )
+        .unwrap();
+        let read = Record::open(d.join("r"))
+            .unwrap()
+            .read(&ReadOptions::default())
+            .unwrap();
+        let s = &read.signals[0];
+        assert_eq!(s.units, "mV");
+        // Skew 1: frame t is stored frame t + 1, and the last frame lies past the end.
+        assert_eq!(s.digital[..19], (1..20).collect::<Vec<i32>>());
+        assert_eq!(s.digital[19], GENERIC_INVALID);
     }
 
     /// Signals enough that work quadratic in their number takes minutes in a debug build

@@ -155,7 +155,7 @@ fn fill_positional(spec: &mut SignalSpec, initial: i32, checksum: i32) {
     spec.initial_value = Some(initial);
     spec.checksum = Some(checksum);
     spec.block_size.get_or_insert(0);
-    spec.adc_res.get_or_insert(spec.format.default_adc_res());
+    spec.adc_res.get_or_insert(spec.format.written_adc_res());
     spec.adc_zero.get_or_insert(0);
     spec.adc_gain.get_or_insert(super::header::DEFAULT_GAIN);
 }
