@@ -90,10 +90,6 @@ fn arg(index: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Seccom
     SeccompCondition::new(index, len, op, value).expect("a valid condition")
 }
 
-fn arg0(len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> SeccompCondition {
-    arg(0, len, op, value)
-}
-
 /// The filters, compiled (in the parent, so the child only installs them): the one that
 /// kills (installed first, with a listener), the one that answers `clone3` with ENOSYS,
 /// and the one that refuses `fallocate(FALLOC_FL_KEEP_SIZE)` with EOPNOTSUPP.
@@ -119,7 +115,8 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
     // clone's flags are an `unsigned long`, of which the kernel uses the low half; a
     // masked test of the whole word tests exactly those bits.
     .map(|&f| {
-        rule(vec![arg0(
+        rule(vec![arg(
+            0,
             SeccompCmpArgLen::Qword,
             SeccompCmpOp::MaskedEq(f as u64),
             f as u64,
@@ -132,7 +129,8 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
         [libc::AF_PACKET, libc::AF_VSOCK]
             .iter()
             .map(|&d| {
-                rule(vec![arg0(
+                rule(vec![arg(
+                    0,
                     SeccompCmpArgLen::Dword,
                     SeccompCmpOp::Eq,
                     d as u64,

@@ -445,6 +445,23 @@ fn check_name(name: &str, what: &str) -> Result<(), WfdbErrorKind> {
     Ok(())
 }
 
+/// Sets a format modifier (`x`, `:` or `+` in `field`) from its text. One given twice is
+/// refused rather than letting the last win: which value the writer meant is unknowable.
+fn set_modifier<T: std::str::FromStr>(
+    slot: &mut Option<T>,
+    value: &str,
+    what: &str,
+    field: &str,
+) -> Result<(), WfdbErrorKind> {
+    if slot.is_some() {
+        return Err(bad(format!(
+            "format field {field:?} gives the {what} twice"
+        )));
+    }
+    *slot = Some(parse_number(value, what)?);
+    Ok(())
+}
+
 fn parse_number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, WfdbErrorKind> {
     text.parse::<T>()
         .map_err(|_| bad(format!("{what} {text:?} is not a valid number")))
@@ -669,32 +686,21 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
         let end = r.find(['x', ':', '+']).unwrap_or(r.len());
         let value = &r[..end];
         modifiers = &r[end..];
-        // A repeated modifier is refused rather than letting the last one win: which of
-        // the two values the writer meant is unknowable.
-        let twice = |what: &str| bad(format!("format field {fmt_token:?} gives the {what} twice"));
+        let field = fmt_token;
         match prefix {
             'x' => {
-                if spec.samples_per_frame.is_some() {
-                    return Err(twice("samples per frame"));
-                }
-                let spf: u32 = parse_number(value, "samples per frame")?;
-                if spf == 0 {
+                set_modifier(
+                    &mut spec.samples_per_frame,
+                    value,
+                    "samples per frame",
+                    field,
+                )?;
+                if spec.samples_per_frame == Some(0) {
                     return Err(bad("samples per frame must be at least 1"));
                 }
-                spec.samples_per_frame = Some(spf);
             }
-            ':' => {
-                if spec.skew.is_some() {
-                    return Err(twice("skew"));
-                }
-                spec.skew = Some(parse_number(value, "skew")?);
-            }
-            _ => {
-                if spec.byte_offset.is_some() {
-                    return Err(twice("byte offset"));
-                }
-                spec.byte_offset = Some(parse_number(value, "byte offset")?);
-            }
+            ':' => set_modifier(&mut spec.skew, value, "skew", field)?,
+            _ => set_modifier(&mut spec.byte_offset, value, "byte offset", field)?,
         }
     }
 
