@@ -140,7 +140,64 @@ pub struct Challenge {
     /// The stream interface's session.
     #[serde(default)]
     pub stream: Option<StreamDef>,
+    /// Decimals of the exam's ranking numbers a participant is shown (docs/judge.md,
+    /// "What a participant sees"): full figures let an entry decode hidden labels.
+    #[serde(default = "default_precision")]
+    pub score_precision: u32,
+    /// Whether the quiz split is public: only then does a participant see each quiz
+    /// record's reference (and whatever per-record figure is derived from it).
+    #[serde(default)]
+    pub reveal_quiz_labels: bool,
 }
+
+fn default_precision() -> u32 {
+    3
+}
+
+/// Which way a ranking number is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One number a challenge ranks by: its key in the scorer's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankingNumber {
+    pub key: &'static str,
+    pub better: Better,
+}
+
+impl ScorerId {
+    /// The numbers entries are ranked by, the first being the `score`. PhysioNet 2022
+    /// ranks murmur weighted accuracy and outcome cost separately.
+    pub fn ranking(self) -> &'static [RankingNumber] {
+        const SCORE: RankingNumber = RankingNumber {
+            key: "score",
+            better: Better::Higher,
+        };
+        match self {
+            ScorerId::Cpsc2021 | ScorerId::Cinc2017 | ScorerId::Itr => &[SCORE],
+            ScorerId::Physionet2022 => &[
+                SCORE,
+                RankingNumber {
+                    key: "outcome_cost",
+                    better: Better::Lower,
+                },
+            ],
+        }
+    }
+}
+
+/// The largest definition file read (a definition is a few KiB).
+pub const DEFINITION_CAP: u64 = 1 << 20;
+/// The most any limit in seconds may be: a week.
+const MAX_SECONDS: u64 = 7 * 24 * 3600;
+/// The most memory a run may be given: 1 TiB.
+const MAX_MEMORY_MB: u64 = 1 << 20;
+/// The most processes a run may be given.
+const MAX_PIDS: u64 = 1 << 16;
 
 /// How a streaming session is played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -163,10 +220,28 @@ impl Challenge {
         Challenge::parse(text, &format!("challenges/{id}/challenge.toml"))
     }
 
-    /// Reads a definition file.
+    /// Reads a definition file: a regular file of at most [`DEFINITION_CAP`] bytes of
+    /// UTF-8 (`/dev/zero` or a FIFO is refused, not read forever).
     pub fn from_file(path: &Path) -> Result<Challenge, JudgeError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| JudgeError::Challenge(format!("{}: {e}", path.display())))?;
+        use std::io::Read;
+        let err =
+            |e: &dyn std::fmt::Display| JudgeError::Challenge(format!("{}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(|e| err(&e))?;
+        let meta = file.metadata().map_err(|e| err(&e))?;
+        if !meta.is_file() {
+            return Err(err(&"not a regular file"));
+        }
+        let mut bytes = Vec::new();
+        file.take(DEFINITION_CAP + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(&e))?;
+        if bytes.len() as u64 > DEFINITION_CAP {
+            return Err(err(&format_args!(
+                "larger than {} KiB: not a challenge definition",
+                DEFINITION_CAP >> 10
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| err(&format_args!("not UTF-8: {e}")))?;
         Challenge::parse(&text, &path.display().to_string())
     }
 
@@ -213,14 +288,79 @@ impl Challenge {
                 "interface = \"stream\", layout = \"p300\" and scorer = \"itr\" go together".into(),
             );
         }
-        let l = &self.limits;
-        if l.memory_mb == 0 || l.pids == 0 || l.record_cpu_s == 0 || l.record_wall_s == 0 {
-            return Err("limits must be positive".into());
+        self.check_limits()?;
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        };
+        if !plain(&self.id) {
+            return Err(format!(
+                "id {:?} must be 1-64 letters, digits, '_' or '-'",
+                self.id
+            ));
+        }
+        if self.title.is_empty()
+            || self.title.len() > 200
+            || self.title.chars().any(char::is_control)
+        {
+            return Err("title must be 1-200 characters with no control characters".into());
+        }
+        if self.score_precision > 15 {
+            return Err(format!(
+                "score_precision = {} is more decimals than a double holds (at most 15)",
+                self.score_precision
+            ));
         }
         for f in &self.required_files {
-            if f.is_empty() || f.contains("..") || f.starts_with('/') {
+            if f.is_empty()
+                || f.len() > 255
+                || f.contains("..")
+                || f.starts_with('/')
+                || f.chars().any(char::is_control)
+            {
                 return Err(format!("required file {f:?} is not a plain relative name"));
             }
+        }
+        for s in self
+            .labels
+            .withhold
+            .iter()
+            .chain(self.labels.strip.iter().map(|r| &r.suffix))
+        {
+            if s.is_empty() {
+                return Err("an empty label suffix would match every file".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Every limit in a sane range, so that nothing scaled from them overflows.
+    fn check_limits(&self) -> Result<(), String> {
+        let l = &self.limits;
+        let range = |name: &str, v: u64, max: u64| {
+            if (1..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("limits.{name} = {v} is not in 1..={max}"))
+            }
+        };
+        range("memory_mb", l.memory_mb, MAX_MEMORY_MB)?;
+        range("pids", l.pids, MAX_PIDS)?;
+        range("setup_time_s", l.setup_time_s, MAX_SECONDS)?;
+        range("record_cpu_s", l.record_cpu_s, MAX_SECONDS)?;
+        range("record_wall_s", l.record_wall_s, MAX_SECONDS)?;
+        range("stage_cap_s", l.stage_cap_s, MAX_SECONDS)?;
+        if let Some(t) = l.train_s {
+            range("train_s", t, MAX_SECONDS)?;
+        }
+        // startup_s may be 0 (an entry with nothing to load).
+        if l.startup_s > MAX_SECONDS {
+            return Err(format!(
+                "limits.startup_s = {} is not in 0..={MAX_SECONDS}",
+                l.startup_s
+            ));
         }
         Ok(())
     }
@@ -236,9 +376,17 @@ impl Challenge {
         } else {
             l.startup_s
         };
+        // Checked by `check_limits` to at most a week each; the record count is not
+        // bounded, so the products saturate (and the cap takes over).
+        let budget = |per_record: u64| {
+            per_record
+                .saturating_mul(n)
+                .saturating_add(startup)
+                .min(cap)
+        };
         sandbox::Limits {
-            cpu_time: Duration::from_secs((startup + l.record_cpu_s * n).min(cap)),
-            ..self.single_run_limits((startup + l.record_wall_s * n).min(cap))
+            cpu_time: Duration::from_secs(budget(l.record_cpu_s)),
+            ..self.single_run_limits(budget(l.record_wall_s))
         }
     }
 
@@ -259,6 +407,7 @@ impl Challenge {
         sandbox::Limits {
             cpu_time: t,
             wall_time: t,
+            // At most 2^20 MiB (check_limits): the product fits.
             memory_bytes: self.limits.memory_mb << 20,
             pids: self.limits.pids,
             ..sandbox::Limits::default()
@@ -320,5 +469,75 @@ mod tests {
         assert_eq!(c.run_limits(10_000).wall_time, Duration::from_secs(3600));
         let p = Challenge::built_in("cinc2017").unwrap();
         assert_eq!(p.run_limits(1).cpu_time, Duration::from_secs(30));
+        assert_eq!(c.run_limits(usize::MAX).cpu_time, Duration::from_secs(3600));
+    }
+
+    /// A limit that would wrap when scaled (17592186044416 MiB is 2^64 bytes: 0 after
+    /// the shift in a release build) is refused, as is every limit out of range.
+    #[test]
+    fn limits_out_of_range_are_refused() {
+        let base = BUILT_IN[0].1;
+        for (from, to, key) in [
+            (
+                "memory_mb = 2048",
+                "memory_mb = 17592186044416",
+                "memory_mb",
+            ),
+            ("memory_mb = 2048", "memory_mb = 0", "memory_mb"),
+            ("pids = 64", "pids = 100000000", "pids"),
+            (
+                "stage_cap_s = 3600",
+                "stage_cap_s = 18446744073709551615",
+                "stage_cap_s",
+            ),
+            ("record_cpu_s = 60", "record_cpu_s = 0", "record_cpu_s"),
+            ("startup_s = 30", "startup_s = 99999999999", "startup_s"),
+        ] {
+            assert!(base.contains(from), "{from}");
+            let e = Challenge::parse(&base.replace(from, to), "x.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key) && e.contains("x.toml"), "{e}");
+        }
+        let e = Challenge::parse(&format!("score_precision = 40\n{base}"), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("score_precision"), "{e}");
+        let e = Challenge::parse(&base.replace("id = \"cpsc2021\"", "id = \"../x\""), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("id"), "{e}");
+    }
+
+    #[test]
+    fn a_definition_file_is_read_with_a_cap() {
+        let e = Challenge::from_file(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("not a regular file"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; (DEFINITION_CAP + 1) as usize]).unwrap();
+        let e = Challenge::from_file(&big).unwrap_err().to_string();
+        assert!(e.contains("big.toml") && e.contains("larger than"), "{e}");
+    }
+
+    #[test]
+    fn visibility_defaults_and_ranking_numbers() {
+        let c = Challenge::built_in("physionet2022").unwrap();
+        assert_eq!((c.score_precision, c.reveal_quiz_labels), (3, false));
+        let keys: Vec<_> = c
+            .scorer
+            .ranking()
+            .iter()
+            .map(|r| (r.key, r.better))
+            .collect();
+        assert_eq!(
+            keys,
+            [("score", Better::Higher), ("outcome_cost", Better::Lower)]
+        );
     }
 }
