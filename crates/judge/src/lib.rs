@@ -20,6 +20,7 @@ pub mod requirements;
 pub mod result;
 pub mod streaming;
 pub mod unpack;
+pub mod visibility;
 
 pub use challenge::{Challenge, Interface};
 pub use pipeline::{Evaluation, Progress, evaluate};

@@ -28,7 +28,7 @@ use crate::result::{
 };
 use crate::streaming::EntryConfig;
 use crate::unpack::{Caps, unpack};
-use crate::{JudgeError, requirements};
+use crate::{JudgeError, requirements, visibility};
 
 /// Each stage's log is capped here (as in the PhysioNet sandbox).
 pub const LOG_CAP: usize = 1 << 20;
@@ -284,20 +284,28 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
     } else {
         EntryVerdict::Scored
     };
-    let for_participant = exam_score.as_ref().map(|s: &ScoreSummary| ScoreSummary {
-        score: s.score,
-        report: exam_view(&s.report),
-    });
+    // The organiser's full reports; the participant's views (docs/judge.md).
     if let Some(s) = &exam_score {
-        let p = ev.out.join("private/exam-score.json");
-        write_json(&p, &s.report)?;
+        write_json(&ev.out.join("private/exam-score.json"), &s.report)?;
     }
+    if let Some(s) = &quiz_score
+        && !c.reveal_quiz_labels
+    {
+        write_json(&ev.out.join("private/quiz-score.json"), &s.report)?;
+    }
+    let for_participant = exam_score
+        .as_ref()
+        .map(|s: &ScoreSummary| visibility::exam_view(c, &s.report));
+    let quiz_score = quiz_score.map(|s| ScoreSummary {
+        report: visibility::quiz_view(c, &s.report),
+        score: s.score,
+    });
     let result = EvalResult {
         challenge: c.id.clone(),
         entry: ev.entry.display().to_string(),
         verdict,
         score: match verdict {
-            EntryVerdict::Scored => exam_score.as_ref().map(|s| s.score),
+            EntryVerdict::Scored => for_participant.as_ref().and_then(|s| s.get("score")),
             _ => None,
         },
         split: SplitSizes {
@@ -308,7 +316,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         stages: run.stages,
         quiz_score,
         exam_score: for_participant,
-        judge_version: env!("CARGO_PKG_VERSION"),
+        judge_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     write_json(&ev.out.join("result.json"), &result)?;
     Ok(result)
@@ -328,36 +336,6 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeErr
         .map_err(|e| JudgeError::Io(format!("{}: {e}", path.display())))?;
     text.push(b'\n');
     std::fs::write(path, text).map_err(|e| io(path, e))
-}
-
-/// What a participant may see of an exam report: numbers only (the ranking numbers and
-/// aggregate metrics), `errors` and `warnings` as counts, the scorer's own `challenge` and
-/// `mode` names. Everything else is dropped — per-item lists, confusion matrices (label
-/// counts), and any text, which may quote what the entry wrote about hidden records.
-fn exam_view(report: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    let numbers = |o: &serde_json::Map<String, Value>| -> serde_json::Map<String, Value> {
-        o.iter()
-            .filter(|(_, v)| v.is_number())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    };
-    let mut out = serde_json::Map::new();
-    if let Some(o) = report.as_object() {
-        for (k, v) in o {
-            let kept = match (k.as_str(), v) {
-                ("errors" | "warnings", Value::Array(a)) => Some(serde_json::json!(a.len())),
-                ("challenge" | "mode", Value::String(_)) => Some(v.clone()),
-                (_, Value::Number(_)) => Some(v.clone()),
-                (_, Value::Object(inner)) => Some(Value::Object(numbers(inner))),
-                _ => None,
-            };
-            if let Some(v) = kept {
-                out.insert(k.clone(), v);
-            }
-        }
-    }
-    Value::Object(out)
 }
 
 impl Run<'_, '_> {
@@ -382,10 +360,28 @@ impl Run<'_, '_> {
         log: Option<String>,
     ) -> bool {
         let passed = outcome == Outcome::Passed;
+        let hidden = matches!(stage, Stage::Exam | Stage::Score);
+        // A hidden stage's times in whole seconds: to the nanosecond they are a channel
+        // an entry can encode what it read from hidden data in.
+        let (wall_time_s, outcome) = match outcome {
+            o if !hidden => (secs(started.elapsed()), o),
+            Outcome::Failed {
+                reason: Reason::ComputeBudget { budget_s, used_s },
+            } => (
+                started.elapsed().as_secs_f64().round(),
+                Outcome::Failed {
+                    reason: Reason::ComputeBudget {
+                        budget_s,
+                        used_s: used_s.round(),
+                    },
+                },
+            ),
+            o => (started.elapsed().as_secs_f64().round(), o),
+        };
         let report = StageReport {
             stage,
             outcome,
-            wall_time_s: secs(started.elapsed()),
+            wall_time_s,
             records,
             counts,
             log,
@@ -860,7 +856,13 @@ impl Run<'_, '_> {
         for _ in items {
             self.progress.record();
         }
-        write_json(&taken.join("session.json"), &result)?;
+        if stage == Stage::Quiz && !self.c.reveal_quiz_labels {
+            write_json(&self.ev.out.join("private/quiz-session.json"), &result)?;
+            let view = crate::visibility::quiz_session_view(self.c, &to_json(&result));
+            write_json(&taken.join("session.json"), &view)?;
+        } else {
+            write_json(&taken.join("session.json"), &result)?;
+        }
         let res = &r.result;
         let violation = match &served {
             Some(Err(e)) if e.is_violation() => Some(e.to_string()),
@@ -1276,34 +1278,6 @@ fn rw(src: &Path, dst: &str) -> Bind {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_exam_view_keeps_numbers_and_counts_only() {
-        let report = serde_json::json!({
-            "challenge": "physionet2022",
-            "mode": "strict",
-            "score": 0.5,
-            "outcome_cost": 12000.0,
-            "murmur": {"auroc": 0.7, "confusion": [[1, 2], [3, 4]], "per_class": {"Present": 0.1}},
-            "items": [{"patient": "85031"}],
-            "errors": [{"file": "85031.csv", "reason": "x"}],
-            "warnings": ["85031.csv: label 'SECRET' is no class"],
-            "note": "entry text",
-        });
-        let v = exam_view(&report);
-        assert_eq!(
-            v,
-            serde_json::json!({
-                "challenge": "physionet2022",
-                "mode": "strict",
-                "score": 0.5,
-                "outcome_cost": 12000.0,
-                "murmur": {"auroc": 0.7},
-                "errors": 1,
-                "warnings": 1,
-            })
-        );
-    }
 
     #[test]
     fn an_error_names_a_record_only_as_a_whole_token() {

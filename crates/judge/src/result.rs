@@ -4,12 +4,14 @@
 //! log) would leak hidden data, so the result holds only exam counts; the details go to
 //! `private/` in the result directory, for the organiser.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use sandbox::Verdict;
 
+use crate::challenge::Better;
+
 /// The stages, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     Prep,
@@ -32,7 +34,7 @@ impl Stage {
 }
 
 /// Why a stage failed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reason {
     /// The entry could not be unpacked (or was refused: traversal, links, bombs).
@@ -133,7 +135,7 @@ impl std::fmt::Display for Reason {
 }
 
 /// How a stage ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     Passed,
@@ -147,7 +149,7 @@ pub enum Outcome {
 }
 
 /// How one record (or patient) went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordState {
     Ok,
@@ -162,7 +164,7 @@ pub enum RecordState {
 }
 
 /// One record's status and, where it had its own run, resources.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordStatus {
     pub record: String,
     pub state: RecordState,
@@ -179,7 +181,7 @@ pub struct RecordStatus {
 }
 
 /// What the participant learns of the exam.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     pub records: usize,
     pub ok: usize,
@@ -208,7 +210,7 @@ impl Counts {
 }
 
 /// One stage's report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageReport {
     pub stage: Stage,
     #[serde(flatten)]
@@ -226,7 +228,7 @@ pub struct StageReport {
 }
 
 /// The overall verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryVerdict {
     /// Every stage passed; `score` holds the exam score.
@@ -237,15 +239,45 @@ pub enum EntryVerdict {
     DryRun,
 }
 
-/// A score and the scorer's whole report (its JSON, as `physiojudge score --json` prints).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A score and the scorer's report (its JSON, as `physiojudge score --json` prints; in
+/// `result.json` the quiz's as [`crate::visibility::quiz_view`] shows it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreSummary {
     pub score: f64,
     pub report: serde_json::Value,
 }
 
+/// One ranking number as a participant is shown it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankedNumber {
+    /// Its key in the scorer's report (`score` first).
+    pub key: String,
+    /// Rounded to the challenge's precision; `None` when the scorer gave no finite figure.
+    pub value: Option<f64>,
+    pub better: Better,
+}
+
+/// What a participant sees of the exam's score: its ranking numbers at the challenge's
+/// precision, nothing else (docs/judge.md, "What a participant sees").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExamScore {
+    /// Decimals shown.
+    pub precision: u32,
+    pub ranking: Vec<RankedNumber>,
+}
+
+impl ExamScore {
+    /// A ranking number by its key.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.ranking
+            .iter()
+            .find(|r| r.key == key)
+            .and_then(|r| r.value)
+    }
+}
+
 /// How many subjects and items each split got.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SplitSizes {
     pub training: usize,
     pub quiz: usize,
@@ -253,21 +285,22 @@ pub struct SplitSizes {
 }
 
 /// The whole of `result.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalResult {
     pub challenge: String,
     pub entry: String,
     pub verdict: EntryVerdict,
-    /// The exam score (the ranking number), when scored.
+    /// The exam score (the first ranking number) at the challenge's precision, when
+    /// scored.
     pub score: Option<f64>,
     /// Items per split (the split is documented in docs/judge.md).
     pub split: SplitSizes,
     pub stages: Vec<StageReport>,
-    /// The quiz score (full diagnostics are allowed there).
+    /// The quiz score (full diagnostics, item references only if the quiz is public).
     pub quiz_score: Option<ScoreSummary>,
-    /// The exam score's report, without per-item details (hidden data).
-    pub exam_score: Option<ScoreSummary>,
-    pub judge_version: &'static str,
+    /// The exam's ranking numbers, rounded (the full report is in `private/`).
+    pub exam_score: Option<ExamScore>,
+    pub judge_version: String,
 }
 
 impl EvalResult {

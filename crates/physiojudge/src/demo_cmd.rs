@@ -184,11 +184,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
                 verdict: r.verdict,
                 quiz: r.quiz_score.as_ref().map(|s| s.score),
                 exam: r.score,
-                outcome_cost: r
-                    .exam_score
-                    .as_ref()
-                    .and_then(|s| s.report.get("outcome_cost"))
-                    .and_then(|v| v.as_f64()),
+                outcome_cost: r.exam_score.as_ref().and_then(|s| s.get("outcome_cost")),
                 seconds: t.elapsed().as_secs_f64(),
                 failure: r.failure().map(|(s, why)| format!("{}: {why}", s.as_str())),
             });

@@ -176,11 +176,45 @@ fn example_scores_as_the_scorer_says(challenge: &str, data: &Path) {
                 outputs.to_str().unwrap(),
                 "--json",
             ]);
-            assert_eq!(r["exam_score"]["report"]["outcome_cost"], s["outcome_cost"]);
+            assert_eq!(exam_report(dir.path())["outcome_cost"], s["outcome_cost"]);
+            assert_eq!(ranked(&r, "outcome_cost"), at_precision(&s["outcome_cost"]));
             s
         }
     };
-    assert_eq!(r["score"], s["score"], "{r}\n{s}");
+    // The organiser's report holds the scorer's own figure; the participant sees it at
+    // the challenge's precision and nothing else of the exam's figures.
+    assert_eq!(exam_report(dir.path())["score"], s["score"], "{r}\n{s}");
+    assert_eq!(r["score"], at_precision(&s["score"]), "{r}\n{s}");
+    assert_eq!(ranked(&r, "score"), r["score"]);
+    // Quiz items show what the entry answered, not the reference (the quiz split is not
+    // declared public); the organiser's copy has everything.
+    let items = r["quiz_score"]["report"]["items"].as_array().unwrap();
+    assert!(!items.is_empty(), "{r}");
+    for key in [
+        "class_true",
+        "reference",
+        "murmur_label",
+        "outcome_label",
+        "u",
+        "mr",
+    ] {
+        assert!(
+            items.iter().all(|i| i.get(key).is_none()),
+            "{key} shown: {r}"
+        );
+    }
+    let private_quiz: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("result/private/quiz-score.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(private_quiz["items"].as_array().unwrap().len(), items.len());
+    let exam_stage = stage(&r, "exam");
+    let t = exam_stage["wall_time_s"].as_f64().unwrap();
+    assert_eq!(
+        t,
+        t.round(),
+        "the exam's time is shown in whole seconds: {r}"
+    );
     let shown = std::fs::read_to_string(dir.path().join("result/result.json")).unwrap();
     for id in &ids {
         assert!(!shown.contains(&format!("\"{id}\"")), "{id} leaked");
@@ -492,6 +526,29 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The organiser's full exam report (the participant sees the ranking numbers only).
+fn exam_report(dir: &Path) -> Value {
+    let p = dir.join("result/private/exam-score.json");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// A ranking number as `result.json` shows it.
+fn ranked(r: &Value, key: &str) -> Value {
+    r["exam_score"]["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["key"] == key)
+        .unwrap_or_else(|| panic!("no ranking number {key} in {r}"))["value"]
+        .clone()
+}
+
+/// `x` at the default precision of 3 decimals, as the judge rounds.
+fn at_precision(x: &Value) -> Value {
+    let x = x.as_f64().unwrap();
+    format!("{x:.3}").parse::<f64>().unwrap().into()
+}
+
 fn exam_session(dir: &tempfile::TempDir) -> Value {
     let p = dir.path().join("result/private/exam-outputs/session.json");
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
@@ -535,20 +592,26 @@ fn p300_baseline_streams_reproducibly_and_beats_waiting_for_every_sequence() {
     assert_eq!(stage(&r, "train")["status"], "passed", "{r}");
     assert_eq!(stage(&r, "quiz")["status"], "skipped", "{r}");
     assert_eq!(r["split"]["exam"], 3, "{r}");
-    let dynamic = r["score"].as_f64().unwrap();
-    // The participant sees numbers only: no per-subject table, no session log.
-    let shown = &r["exam_score"]["report"];
+    // The participant sees the ranking number only: no accuracy, no per-subject table,
+    // no session log.
+    assert_eq!(
+        r["exam_score"]["ranking"].as_array().unwrap().len(),
+        1,
+        "{r}"
+    );
+    let shown = exam_report(dir.path());
+    let dynamic = shown["score"].as_f64().unwrap();
     assert!(shown["accuracy"].as_f64().unwrap() > 0.5, "{r}");
-    assert!(shown.get("subjects").is_none(), "{r}");
     let session = exam_session(&dir);
     assert_eq!(session["trials"].as_array().unwrap().len(), 3 * 16);
     assert_eq!(session["finished"], true);
-    assert_eq!(session["summary"]["score"], r["score"]);
+    assert_eq!(session["summary"]["score"], shown["score"]);
+    assert_eq!(r["score"], at_precision(&shown["score"]));
 
-    let (w, _wdir, o) = evaluate("p300speller", &waiting, &data, &[]);
+    let (w, wdir, o) = evaluate("p300speller", &waiting, &data, &[]);
     assert!(o.status.success(), "{w}");
-    let waited = w["score"].as_f64().unwrap();
-    let wshown = &w["exam_score"]["report"];
+    let wshown = exam_report(wdir.path());
+    let waited = wshown["score"].as_f64().unwrap();
     assert!(
         dynamic > waited,
         "dynamic stopping {dynamic} (mean {} s per trial) should beat waiting for all 5 \
@@ -722,11 +785,10 @@ fn p300_baseline_on_converted_real_eeg() {
     let session = exam_session(&dir);
     assert_eq!(session["trials"].as_array().unwrap().len(), 20, "{session}");
     assert_eq!(session["finished"], true);
+    let full = exam_report(dir.path());
     eprintln!(
         "converted BNCI 2015-003, exam subject: ITR {} bits/min, accuracy {}, {} s per trial",
-        r["score"],
-        r["exam_score"]["report"]["accuracy"],
-        r["exam_score"]["report"]["mean_trial_seconds"]
+        full["score"], full["accuracy"], full["mean_trial_seconds"]
     );
 }
 
