@@ -18,6 +18,7 @@ pub mod outputs;
 pub mod pipeline;
 pub mod requirements;
 pub mod result;
+pub mod shown;
 pub mod streaming;
 pub mod unpack;
 pub mod visibility;

@@ -28,7 +28,7 @@ use crate::result::{
 };
 use crate::streaming::EntryConfig;
 use crate::unpack::{Caps, unpack};
-use crate::{JudgeError, requirements, visibility};
+use crate::{JudgeError, requirements, shown, visibility};
 
 /// Each stage's log is capped here (as in the PhysioNet sandbox).
 pub const LOG_CAP: usize = 1 << 20;
@@ -95,8 +95,10 @@ impl Log {
         self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
+    /// One line of the judge's own, which may quote what the entry chose (names,
+    /// requirement lines, messages): shown escaped and capped (`crate::shown`).
     fn line(&mut self, text: &str) {
-        self.push(format!("{text}\n").as_bytes());
+        self.push(format!("{}\n", shown::line(text)).as_bytes());
     }
 
     fn run(&mut self, what: &str, run: &sandbox::Run) {
@@ -116,7 +118,9 @@ impl Log {
         for (name, bytes) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
             if !bytes.is_empty() {
                 self.line(&format!("-- {name}"));
-                self.push(bytes);
+                // At most the log's cap is shown: escape no more than that.
+                let bytes = &bytes[..bytes.len().min(LOG_CAP)];
+                self.push(shown::block(bytes).as_bytes());
                 if !bytes.ends_with(b"\n") {
                     self.push(b"\n");
                 }

@@ -77,18 +77,26 @@ pub enum Reason {
 }
 
 impl std::fmt::Display for Reason {
+    /// Every string here may be the entry's (a member name, a requirement line, what it
+    /// wrote): shown escaped and capped, as `crate::shown` makes it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::shown::line;
+        let list = |items: &[String], sep: &str| {
+            items.iter().map(|s| line(s)).collect::<Vec<_>>().join(sep)
+        };
         match self {
-            Reason::Unpack { message } => write!(f, "the entry cannot be unpacked: {message}"),
+            Reason::Unpack { message } => {
+                write!(f, "the entry cannot be unpacked: {}", line(message))
+            }
             Reason::MissingFiles { files } => write!(
                 f,
                 "required component(s) missing or empty: {} -- not scored",
-                files.join(", ")
+                list(files, ", ")
             ),
             Reason::Requirements { problems } => write!(
                 f,
                 "requirements the runtime does not meet: {}",
-                problems.join("; ")
+                list(problems, "; ")
             ),
             Reason::Setup { verdict, exit_code } => match (verdict, exit_code) {
                 (Verdict::RuntimeError, Some(c)) => write!(f, "setup.sh exited with status {c}"),
@@ -100,35 +108,40 @@ impl std::fmt::Display for Reason {
                 exit_code,
             } => {
                 if let Some(r) = record {
-                    write!(f, "record {r}: ")?;
+                    write!(f, "record {}: ", line(r))?;
                 }
                 match (verdict, exit_code) {
                     (Verdict::RuntimeError, Some(c)) => write!(f, "exited with status {c}"),
                     (v, _) => write!(f, "{v}"),
                 }
             }
-            Reason::Output { record, problem } => write!(f, "record {record}: {problem}"),
+            Reason::Output { record, problem } => {
+                write!(f, "record {}: {}", line(record), line(problem))
+            }
             Reason::Mismatch {
                 record,
                 submitted,
                 produced,
             } => write!(
                 f,
-                "record {record}: output does not match submission (answers.txt says \
-                 {submitted:?}, the judge's run gave {produced:?})"
+                "record {}: output does not match submission (answers.txt says \"{}\", the \
+                 judge's run gave \"{}\")",
+                line(record),
+                line(submitted),
+                line(produced)
             ),
             Reason::StageTimeLimit { cap_s } => {
                 write!(f, "the stage ran past its cap of {cap_s} s")
             }
-            Reason::Config { message } => write!(f, "config.toml: {message}"),
+            Reason::Config { message } => write!(f, "config.toml: {}", line(message)),
             Reason::ComputeBudget { budget_s, used_s } => write!(
                 f,
                 "compute budget of {budget_s:.0} s CPU exceeded ({used_s:.1} s used): the run is \
                  invalid"
             ),
-            Reason::Protocol { message } => write!(f, "stream protocol: {message}"),
+            Reason::Protocol { message } => write!(f, "stream protocol: {}", line(message)),
             Reason::Internal { message } => {
-                write!(f, "judge error (not the entry's fault): {message}")
+                write!(f, "judge error (not the entry's fault): {}", line(message))
             }
         }
     }

@@ -813,3 +813,48 @@ fn python_tests_of_the_p300_client_and_baseline() {
         assert!(text.contains("\nOK"), "{dir}: {text}");
     }
 }
+
+/// A requirements line holding a carriage return and terminal escapes (which erase the
+/// line and print a green "passed" over the failure) reaches the terminal and the prep
+/// log as visible escapes, never as raw control bytes.
+#[test]
+fn hostile_text_never_reaches_the_terminal_raw() {
+    let Some(data) = root_and_data("hostile_text") else {
+        return;
+    };
+    let data = data.join("circor2022/training_data");
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("entry");
+    copy_dir(&repo().join("entries/physionet2022"), &entry);
+    std::fs::write(
+        entry.join("requirements.txt"),
+        "numpy>=99 \r\x1b[2K\x1b[32mprep passed\x1b[0m\u{202e}\n",
+    )
+    .unwrap();
+    let dest = tmp.path().join("result");
+    let o = physiojudge(&[
+        "evaluate",
+        "--challenge",
+        "physionet2022",
+        "--entry",
+        entry.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        dest.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let log = std::fs::read(dest.join("logs/prep.log")).unwrap();
+    for (what, bytes) in [
+        ("stdout", &o.stdout),
+        ("stderr", &o.stderr),
+        ("prep.log", &log),
+    ] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains(['\x1b', '\r', '\u{202e}']),
+            "raw control characters in {what}: {text:?}"
+        );
+        assert!(text.contains("\\x1b[32mprep passed"), "{what}: {text}");
+    }
+}
