@@ -212,10 +212,13 @@ impl Challenge {
     /// A built-in challenge by id.
     pub fn built_in(id: &str) -> Result<Challenge, JudgeError> {
         let (_, text) = BUILT_IN.iter().find(|(i, _)| *i == id).ok_or_else(|| {
-            JudgeError::Challenge(format!(
-                "unknown challenge {id:?} (known: {})",
-                BUILT_IN.map(|(i, _)| i).join(", ")
-            ))
+            JudgeError::challenge(
+                id,
+                format_args!(
+                    "unknown challenge (known: {})",
+                    BUILT_IN.map(|(i, _)| i).join(", ")
+                ),
+            )
         })?;
         Challenge::parse(text, &format!("challenges/{id}/challenge.toml"))
     }
@@ -224,8 +227,7 @@ impl Challenge {
     /// UTF-8 (`/dev/zero` or a FIFO is refused, not read forever).
     pub fn from_file(path: &Path) -> Result<Challenge, JudgeError> {
         use std::io::Read;
-        let err =
-            |e: &dyn std::fmt::Display| JudgeError::Challenge(format!("{}: {e}", path.display()));
+        let err = |e: &dyn std::fmt::Display| JudgeError::challenge(&path.display().to_string(), e);
         let file = std::fs::File::open(path).map_err(|e| err(&e))?;
         let meta = file.metadata().map_err(|e| err(&e))?;
         if !meta.is_file() {
@@ -247,10 +249,8 @@ impl Challenge {
 
     /// Parses and checks a definition; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Challenge, JudgeError> {
-        let c: Challenge =
-            toml::from_str(text).map_err(|e| JudgeError::Challenge(format!("{source}: {e}")))?;
-        c.check()
-            .map_err(|e| JudgeError::Challenge(format!("{source}: {e}")))?;
+        let c: Challenge = toml::from_str(text).map_err(|e| JudgeError::challenge(source, e))?;
+        c.check().map_err(|e| JudgeError::challenge(source, e))?;
         Ok(c)
     }
 

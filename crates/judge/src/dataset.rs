@@ -36,11 +36,11 @@ pub struct Splits {
 }
 
 fn io(path: &Path, e: std::io::Error) -> JudgeError {
-    JudgeError::Data(format!("{}: {e}", path.display()))
+    JudgeError::data(Some(path), e)
 }
 
 fn data(msg: String) -> JudgeError {
-    JudgeError::Data(msg)
+    JudgeError::data(None, msg)
 }
 
 /// File names in `dir`, sorted.

@@ -22,19 +22,86 @@ pub mod shown;
 pub mod streaming;
 pub mod unpack;
 pub mod visibility;
+pub mod workdir;
 
 pub use challenge::{Challenge, Interface};
 pub use pipeline::{Evaluation, Progress, evaluate};
 pub use result::{EvalResult, Outcome};
+pub use workdir::WorkDir;
 
-/// What can stop an evaluation before any stage outcome exists (the judge's own
-/// problems, not the entry's: those are stage outcomes in the result).
+/// Whose fault a failure is: what a platform charges to a team (the entry's), shows an
+/// organiser (the data's: the challenge's definition or data folder), or retries
+/// elsewhere (the judge's own, the machine's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    Entry,
+    Data,
+    Judge,
+    Machine,
+}
+
+/// What stops an evaluation before it has an outcome: never the entry's doing (what the
+/// entry does wrong is a stage outcome in the result).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JudgeError {
-    #[error("challenge definition: {0}")]
-    Challenge(String),
-    #[error("data: {0}")]
-    Data(String),
-    #[error("{0}")]
-    Io(String),
+    /// The challenge definition is unusable (`source` names the file or built-in).
+    #[error("challenge definition {source_name}: {message}")]
+    Challenge {
+        source_name: String,
+        message: String,
+    },
+    /// The challenge's data folder is unusable.
+    #[error("data: {}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Data {
+        path: Option<std::path::PathBuf>,
+        message: String,
+    },
+    /// A file operation of the judge's own failed (disk full, permissions, the result
+    /// folder not empty).
+    #[error("{}: {message}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    /// The judge broke a rule of its own.
+    #[error("judge error: {message}")]
+    Internal { message: String },
+}
+
+impl JudgeError {
+    pub fn fault(&self) -> Fault {
+        match self {
+            JudgeError::Challenge { .. } | JudgeError::Data { .. } => Fault::Data,
+            JudgeError::Io { .. } => Fault::Machine,
+            JudgeError::Internal { .. } => Fault::Judge,
+        }
+    }
+
+    pub(crate) fn io(path: &std::path::Path, e: std::io::Error) -> JudgeError {
+        JudgeError::Io {
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+
+    pub(crate) fn data(
+        path: Option<&std::path::Path>,
+        message: impl std::fmt::Display,
+    ) -> JudgeError {
+        JudgeError::Data {
+            path: path.map(std::path::Path::to_path_buf),
+            message: message.to_string(),
+        }
+    }
+
+    pub(crate) fn challenge(source_name: &str, message: impl std::fmt::Display) -> JudgeError {
+        JudgeError::Challenge {
+            source_name: source_name.to_string(),
+            message: message.to_string(),
+        }
+    }
 }

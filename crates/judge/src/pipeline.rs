@@ -23,11 +23,12 @@ use crate::challenge::{Challenge, Interface, ScorerId};
 use crate::dataset::{Dataset, Item, materialise, shown_files};
 use crate::outputs::{collect, read_capped};
 use crate::result::{
-    Counts, EntryVerdict, EvalResult, Outcome, Reason, RecordState, RecordStatus, ScoreSummary,
-    SplitSizes, Stage, StageReport,
+    Counts, EntryVerdict, EvalResult, JudgeFailure, Outcome, Reason, RecordState, RecordStatus,
+    ScoreSummary, SplitSizes, Stage, StageReport,
 };
 use crate::streaming::EntryConfig;
 use crate::unpack::{Caps, unpack};
+use crate::workdir::{RemoveError, WorkDir, remove_tree};
 use crate::{JudgeError, requirements, shown, visibility};
 
 /// Each stage's log is capped here (as in the PhysioNet sandbox).
@@ -137,31 +138,35 @@ impl Log {
 }
 
 fn io(path: &Path, e: std::io::Error) -> JudgeError {
-    JudgeError::Io(format!("{}: {e}", path.display()))
+    JudgeError::io(path, e)
 }
 
 fn mkdir(path: &Path) -> Result<(), JudgeError> {
     std::fs::create_dir_all(path).map_err(|e| io(path, e))
 }
 
-/// Gives a folder tree to the sandbox uid (the entry may write there).
+/// Gives a tree the judge made or unpacked (its depth bounded by the unpack caps) to
+/// the sandbox uid, so the entry may write there. A list, not recursion.
 fn give(path: &Path, uid: u32) -> Result<(), JudgeError> {
     let id = Some(nix::unistd::Uid::from_raw(uid));
     let gid = Some(nix::unistd::Gid::from_raw(uid));
-    nix::unistd::fchownat(
-        nix::fcntl::AT_FDCWD,
-        path,
-        id,
-        gid,
-        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-    )
-    .map_err(|e| JudgeError::Io(format!("{}: chown: {e}", path.display())))?;
-    if std::fs::symlink_metadata(path)
-        .map_err(|e| io(path, e))?
-        .is_dir()
-    {
-        for e in std::fs::read_dir(path).map_err(|e| io(path, e))? {
-            give(&e.map_err(|e| io(path, e))?.path(), uid)?;
+    let mut todo = vec![path.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &path,
+            id,
+            gid,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| io(&path, std::io::Error::from(e)))?;
+        if std::fs::symlink_metadata(&path)
+            .map_err(|e| io(&path, e))?
+            .is_dir()
+        {
+            for e in std::fs::read_dir(&path).map_err(|e| io(&path, e))? {
+                todo.push(e.map_err(|e| io(&path, e))?.path());
+            }
         }
     }
     Ok(())
@@ -185,34 +190,30 @@ struct Run<'a, 'p> {
     dry_run: bool,
     /// The entry's `config.toml` (stream interface), read in prep.
     config: EntryConfig,
+    split: SplitSizes,
 }
 
 /// Runs every stage and writes the result folder; returns the result. An `Err` is the
 /// judge's own failure (bad data folder, unwritable result folder); everything the entry
-/// does wrong is a stage outcome in the result.
+/// does wrong is a stage outcome in the result. Once the result folder is made, it gets
+/// a `result.json` whatever happens: on a judge failure its verdict is `error`, with the
+/// failure and whose fault it is.
 pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResult, JudgeError> {
-    let c = ev.challenge;
-    let dataset = Dataset::open(c.layout, ev.data)?;
-    let splits = dataset.split(&c.split, &c.id)?;
     if std::fs::read_dir(ev.out).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(JudgeError::Io(format!(
-            "{}: the result folder is not empty",
-            ev.out.display()
-        )));
+        return Err(JudgeError::Io {
+            path: ev.out.to_path_buf(),
+            kind: std::io::ErrorKind::AlreadyExists,
+            message: "the result folder is not empty".into(),
+        });
     }
     mkdir(&ev.out.join("logs"))?;
-    mkdir(&ev.out.join("private"))?;
-    let work_dir = tempfile::Builder::new()
-        .prefix("physiojudge-eval-")
-        .tempdir()
-        .map_err(|e| JudgeError::Io(format!("work folder: {e}")))?;
-    let work = work_dir.path().to_path_buf();
-    let entry = work.join("entry");
-    mkdir(&entry)?;
+    private_dir(&ev.out.join("private"))?;
+    let work_dir = WorkDir::new().map_err(|e| io(&std::env::temp_dir(), e))?;
+    let entry = work_dir.path().join("entry");
     let mut run = Run {
         ev,
-        c,
-        work,
+        c: ev.challenge,
+        work: work_dir.path().to_path_buf(),
         entry,
         uid: sandbox::run::BASE_ID + ev.slot,
         progress,
@@ -220,110 +221,47 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         submitted: None,
         dry_run: false,
         config: EntryConfig::default(),
+        split: SplitSizes::default(),
     };
-    let mut quiz_score = None;
-    let mut exam_score = None;
-    let mut ok = run.prep()?;
-    if ok && has_train(c, &splits.training) {
-        ok = run.train(&splits.training)?;
-    }
-    if ok {
-        let (passed, score) = run.test(Stage::Quiz, &splits.quiz)?;
-        quiz_score = score;
-        ok = passed;
-    }
-    if ok && run.dry_run {
-        run.skip(
-            Stage::Exam,
-            "DRYRUN: the entry asked to stop after the quiz",
-        );
-        run.skip(Stage::Score, "DRYRUN: no score");
-    } else if ok {
-        let (passed, score) = run.test(Stage::Exam, &splits.exam)?;
-        ok = passed;
-        exam_score = score;
-        let t = Instant::now();
-        run.progress.stage(Stage::Score, 0);
-        let outcome = match &exam_score {
-            Some(_) if ok => Outcome::Passed,
-            _ => Outcome::Skipped {
-                why: "the exam did not finish".into(),
-            },
-        };
-        run.finish(Stage::Score, outcome, t, Vec::new(), None, None);
-    }
-    // Every stage appears in the result, in order: those not reached say why.
-    let failed = run
-        .stages
-        .iter()
-        .any(|s| matches!(s.outcome, Outcome::Failed { .. }));
-    for stage in [
-        Stage::Prep,
-        Stage::Train,
-        Stage::Quiz,
-        Stage::Exam,
-        Stage::Score,
-    ] {
-        if !run.stages.iter().any(|s| s.stage == stage) {
-            let why = if stage == Stage::Train
-                && c.interface == Interface::Stream
-                && splits.training.is_empty()
-            {
-                "the split has no training subjects"
-            } else if stage == Stage::Train && !has_train(c, &splits.training) {
-                "this challenge has no train stage"
-            } else if failed {
-                "an earlier stage failed"
-            } else {
-                "not reached"
+    let outcome = run.all_stages();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(e) => {
+            let result = EvalResult {
+                challenge: ev.challenge.id.clone(),
+                entry: ev.entry.display().to_string(),
+                verdict: EntryVerdict::Error,
+                score: None,
+                split: run.split,
+                stages: std::mem::take(&mut run.stages),
+                quiz_score: None,
+                exam_score: None,
+                error: Some(JudgeFailure {
+                    fault: e.fault(),
+                    message: e.to_string(),
+                }),
+                judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
-            run.skip(stage, why);
+            // The judge's failure is the answer; a result that cannot be written too
+            // adds nothing to it.
+            let _ = write_json(&ev.out.join("result.json"), &result);
+            return Err(e);
         }
-    }
-    run.stages.sort_by_key(|s| s.stage as u8);
-    let verdict = if failed {
-        EntryVerdict::Failed
-    } else if run.dry_run {
-        EntryVerdict::DryRun
-    } else {
-        EntryVerdict::Scored
     };
-    // The organiser's full reports; the participant's views (docs/judge.md).
-    if let Some(s) = &exam_score {
-        write_json(&ev.out.join("private/exam-score.json"), &s.report)?;
-    }
-    if let Some(s) = &quiz_score
-        && !c.reveal_quiz_labels
-    {
-        write_json(&ev.out.join("private/quiz-score.json"), &s.report)?;
-    }
-    let for_participant = exam_score
-        .as_ref()
-        .map(|s: &ScoreSummary| visibility::exam_view(c, &s.report));
-    let quiz_score = quiz_score.map(|s| ScoreSummary {
-        report: visibility::quiz_view(c, &s.report),
-        score: s.score,
-    });
-    let result = EvalResult {
-        challenge: c.id.clone(),
-        entry: ev.entry.display().to_string(),
-        verdict,
-        score: match verdict {
-            EntryVerdict::Scored => for_participant.as_ref().and_then(|s| s.get("score")),
-            _ => None,
-        },
-        split: SplitSizes {
-            training: splits.training.len(),
-            quiz: splits.quiz.len(),
-            exam: splits.exam.len(),
-        },
-        stages: run.stages,
-        quiz_score,
-        exam_score: for_participant,
-        judge_version: env!("CARGO_PKG_VERSION").to_string(),
-    };
+    drop(work_dir);
     write_json(&ev.out.join("result.json"), &result)?;
     Ok(result)
+}
+
+/// A folder only root may enter (the organiser's part of a result).
+fn private_dir(path: &Path) -> Result<(), JudgeError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| io(path, e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(|e| io(path, e))
 }
 
 /// Train-run challenges train; a stream challenge trains when it has training subjects.
@@ -336,13 +274,125 @@ fn has_train(c: &Challenge, training: &[Item]) -> bool {
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeError> {
-    let mut text = serde_json::to_vec_pretty(value)
-        .map_err(|e| JudgeError::Io(format!("{}: {e}", path.display())))?;
+    let mut text = serde_json::to_vec_pretty(value).map_err(|e| JudgeError::Internal {
+        message: format!("{}: {e}", path.display()),
+    })?;
     text.push(b'\n');
     std::fs::write(path, text).map_err(|e| io(path, e))
 }
 
 impl Run<'_, '_> {
+    /// Every stage in turn, and the result (not yet written).
+    fn all_stages(&mut self) -> Result<EvalResult, JudgeError> {
+        let (ev, c) = (self.ev, self.c);
+        let dataset = Dataset::open(c.layout, ev.data)?;
+        let splits = dataset.split(&c.split, &c.id)?;
+        self.split = SplitSizes {
+            training: splits.training.len(),
+            quiz: splits.quiz.len(),
+            exam: splits.exam.len(),
+        };
+        mkdir(&self.entry)?;
+        let mut quiz_score = None;
+        let mut exam_score = None;
+        let mut ok = self.prep()?;
+        if ok && has_train(c, &splits.training) {
+            ok = self.train(&splits.training)?;
+        }
+        if ok {
+            let (passed, score) = self.test(Stage::Quiz, &splits.quiz)?;
+            quiz_score = score;
+            ok = passed;
+        }
+        if ok && self.dry_run {
+            self.skip(
+                Stage::Exam,
+                "DRYRUN: the entry asked to stop after the quiz",
+            );
+            self.skip(Stage::Score, "DRYRUN: no score");
+        } else if ok {
+            let (passed, score) = self.test(Stage::Exam, &splits.exam)?;
+            ok = passed;
+            exam_score = score;
+            let t = Instant::now();
+            self.progress.stage(Stage::Score, 0);
+            let outcome = match &exam_score {
+                Some(_) if ok => Outcome::Passed,
+                _ => Outcome::Skipped {
+                    why: "the exam did not finish".into(),
+                },
+            };
+            self.finish(Stage::Score, outcome, t, Vec::new(), None, None);
+        }
+        // Every stage appears in the result, in order: those not reached say why.
+        let failed = self
+            .stages
+            .iter()
+            .any(|s| matches!(s.outcome, Outcome::Failed { .. }));
+        for stage in [
+            Stage::Prep,
+            Stage::Train,
+            Stage::Quiz,
+            Stage::Exam,
+            Stage::Score,
+        ] {
+            if !self.stages.iter().any(|s| s.stage == stage) {
+                let why = if stage == Stage::Train
+                    && c.interface == Interface::Stream
+                    && splits.training.is_empty()
+                {
+                    "the split has no training subjects"
+                } else if stage == Stage::Train && !has_train(c, &splits.training) {
+                    "this challenge has no train stage"
+                } else if failed {
+                    "an earlier stage failed"
+                } else {
+                    "not reached"
+                };
+                self.skip(stage, why);
+            }
+        }
+        self.stages.sort_by_key(|s| s.stage as u8);
+        let verdict = if failed {
+            EntryVerdict::Failed
+        } else if self.dry_run {
+            EntryVerdict::DryRun
+        } else {
+            EntryVerdict::Scored
+        };
+        // The organiser's full reports; the participant's views (docs/judge.md).
+        if let Some(s) = &exam_score {
+            write_json(&ev.out.join("private/exam-score.json"), &s.report)?;
+        }
+        if let Some(s) = &quiz_score
+            && !c.reveal_quiz_labels
+        {
+            write_json(&ev.out.join("private/quiz-score.json"), &s.report)?;
+        }
+        let for_participant = exam_score
+            .as_ref()
+            .map(|s: &ScoreSummary| visibility::exam_view(c, &s.report));
+        let quiz_score = quiz_score.map(|s| ScoreSummary {
+            report: visibility::quiz_view(c, &s.report),
+            score: s.score,
+        });
+        Ok(EvalResult {
+            challenge: c.id.clone(),
+            entry: ev.entry.display().to_string(),
+            verdict,
+            score: match verdict {
+                EntryVerdict::Scored => for_participant.as_ref().and_then(|s| s.get("score")),
+                _ => None,
+            },
+            split: self.split,
+            stages: std::mem::take(&mut self.stages),
+            quiz_score,
+            exam_score: for_participant,
+            error: None,
+            judge_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
     fn skip(&mut self, stage: Stage, why: &str) {
         self.stages.push(StageReport {
             stage,
@@ -682,8 +732,14 @@ impl Run<'_, '_> {
             // Only the split's own output names: anything else the entry left is ignored.
             let expected: std::collections::HashSet<String> =
                 items.iter().map(|i| format!("{}{ext}", i.id)).collect();
-            let skipped = collect(&out, &taken, OUTPUT_CAP, |n| expected.contains(n))
-                .map_err(JudgeError::Io)?;
+            let skipped =
+                collect(&out, &taken, OUTPUT_CAP, |n| expected.contains(n)).map_err(|message| {
+                    JudgeError::Io {
+                        path: out.clone(),
+                        kind: std::io::ErrorKind::Other,
+                        message,
+                    }
+                })?;
             for s in skipped {
                 log.line(&format!("output {} not taken: {}", s.name, s.why));
             }
@@ -705,7 +761,8 @@ impl Run<'_, '_> {
                 Some(
                     reason @ (Reason::Internal { .. }
                     | Reason::StageTimeLimit { .. }
-                    | Reason::ComputeBudget { .. }),
+                    | Reason::ComputeBudget { .. }
+                    | Reason::Leftovers { .. }),
                 ),
                 _,
             ) => Outcome::Failed { reason },
@@ -808,11 +865,11 @@ impl Run<'_, '_> {
         taken: &Path,
         log: &mut Log,
     ) -> Result<Streamed, JudgeError> {
-        let data_err = |e: &dyn std::fmt::Display| JudgeError::Data(e.to_string());
+        let data_err = |e: &dyn std::fmt::Display| JudgeError::data(Some(self.ev.data), e);
         let def = self
             .c
             .stream
-            .ok_or_else(|| JudgeError::Challenge(format!("{}: no [stream] table", self.c.id)))?;
+            .ok_or_else(|| JudgeError::challenge(&self.c.id, "no [stream] table"))?;
         let subjects = items
             .iter()
             .enumerate()
@@ -940,16 +997,27 @@ impl Run<'_, '_> {
                 records.push(status(&item.id, RecordState::NotRun, None, None));
                 continue;
             }
-            // The record's unlabelled files, placed next to the entry's own.
+            // The record's unlabelled files, placed next to the entry's own. Each run
+            // appends to an empty answers.txt: what is there afterwards is this record's
+            // answer, whatever the entry did to the file before.
             let mut placed = Vec::new();
-            for (name, content) in shown_files(item, Some(&self.c.labels))? {
-                let to = self.entry.join(name);
+            let mut files = shown_files(item, Some(&self.c.labels))?;
+            files.push(("answers.txt".into(), Vec::new()));
+            for (name, content) in files {
+                let to = self.entry.join(&name);
+                if let Some(reason) = clear(&to)? {
+                    stopped = Some(reason);
+                    break;
+                }
                 place(&to, &content, self.uid)?;
-                placed.push(to);
+                if name != "answers.txt" {
+                    placed.push(to);
+                }
             }
-            // Each run appends to an empty answers.txt: what is there afterwards is this
-            // record's answer, whatever the entry did to the file before.
-            place(&answers, b"", self.uid)?;
+            if stopped.is_some() {
+                records.push(status(&item.id, RecordState::NotRun, None, None));
+                continue;
+            }
             // No run may outlast what is left of the stage cap.
             let mut limits = self.c.run_limits(1);
             let left =
@@ -1018,7 +1086,7 @@ impl Run<'_, '_> {
         records: &mut [RecordStatus],
     ) -> Result<Option<ScoreSummary>, JudgeError> {
         let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
-        let fail = |e: score::ScoreError| JudgeError::Data(e.to_string());
+        let fail = |e: score::ScoreError| JudgeError::data(Some(self.ev.data), e);
         // (record, why its output was unusable; None: there was none)
         let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
             match self.c.scorer {
@@ -1192,14 +1260,29 @@ fn status(
     }
 }
 
-/// Writes a file into a folder the sandbox uid owns: whatever the entry left at that
-/// name (a symlink to a host file, say) is removed first, never written through.
-fn place(path: &Path, bytes: &[u8], uid: u32) -> Result<(), JudgeError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(|e| io(path, e))?,
-        Ok(_) => std::fs::remove_file(path).map_err(|e| io(path, e))?,
-        Err(_) => {}
+/// How long removing what an entry left where the judge must put a file may take: a
+/// tree that takes longer is the entry's doing ([`Reason::Leftovers`]).
+const CLEAR_TIME: Duration = Duration::from_secs(60);
+
+/// Removes whatever the entry left at `path` (a file, a symlink to a host file, a tree
+/// of any depth), never following a link. `Ok(Some(reason))`: the entry left too much to
+/// remove in [`CLEAR_TIME`].
+fn clear(path: &Path) -> Result<Option<Reason>, JudgeError> {
+    match remove_tree(path, Some(Instant::now() + CLEAR_TIME)) {
+        Ok(()) => Ok(None),
+        Err(e @ RemoveError::Timeout { .. }) => Ok(Some(Reason::Leftovers {
+            message: e.to_string(),
+        })),
+        Err(e) => Err(JudgeError::Io {
+            path: path.to_path_buf(),
+            kind: std::io::ErrorKind::Other,
+            message: e.to_string(),
+        }),
     }
+}
+
+/// Writes a new file into a folder the sandbox uid owns, where [`clear`] made room.
+fn place(path: &Path, bytes: &[u8], uid: u32) -> Result<(), JudgeError> {
     let mut f = std::fs::File::options()
         .write(true)
         .create_new(true)

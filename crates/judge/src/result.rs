@@ -72,6 +72,9 @@ pub enum Reason {
     /// A streaming algorithm broke the protocol (docs/stream.md); its reports until then
     /// were kept.
     Protocol { message: String },
+    /// The entry left a tree in its folders that could not be removed within the time
+    /// allowed (before its next record, say): the entry's doing.
+    Leftovers { message: String },
     /// The judge or the sandbox failed: not the entry's fault.
     Internal { message: String },
 }
@@ -140,6 +143,13 @@ impl std::fmt::Display for Reason {
                  invalid"
             ),
             Reason::Protocol { message } => write!(f, "stream protocol: {}", line(message)),
+            Reason::Leftovers { message } => {
+                write!(
+                    f,
+                    "the entry left files the judge cannot remove: {}",
+                    line(message)
+                )
+            }
             Reason::Internal { message } => {
                 write!(f, "judge error (not the entry's fault): {}", line(message))
             }
@@ -230,7 +240,7 @@ pub struct StageReport {
     pub outcome: Outcome,
     pub wall_time_s: f64,
     /// Quiz (and train/prep runs): every record's status.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<RecordStatus>,
     /// Exam: counts only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -250,6 +260,15 @@ pub enum EntryVerdict {
     Failed,
     /// `DRYRUN` in the entry: stopped after the quiz, no score.
     DryRun,
+    /// The judge could not finish (see `error`): not the entry's doing, never charged.
+    Error,
+}
+
+/// Why the judge could not finish an evaluation, and whose fault that is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeFailure {
+    pub fault: crate::Fault,
+    pub message: String,
 }
 
 /// A score and the scorer's report (its JSON, as `physiojudge score --json` prints; in
@@ -313,6 +332,9 @@ pub struct EvalResult {
     pub quiz_score: Option<ScoreSummary>,
     /// The exam's ranking numbers, rounded (the full report is in `private/`).
     pub exam_score: Option<ExamScore>,
+    /// Verdict `error`: what stopped the judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<JudgeFailure>,
     pub judge_version: String,
 }
 

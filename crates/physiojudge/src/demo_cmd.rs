@@ -226,6 +226,7 @@ fn leaderboard(rows: &[Row], out: &mut dyn Write) -> Result<()> {
                 EntryVerdict::Scored => "scored",
                 EntryVerdict::Failed => "FAILED",
                 EntryVerdict::DryRun => "dry run",
+                EntryVerdict::Error => "ERROR",
             };
             writeln!(
                 out,

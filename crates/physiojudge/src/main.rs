@@ -1,6 +1,9 @@
 //! `physiojudge`: the command-line front of the judge.
 //!
-//! Exit codes (DESIGN.md): 0 success, 1 the work failed (message on stderr), 2 usage error.
+//! Exit codes (docs/judge.md): 0 success, 1 the work failed (message on stderr; for
+//! `evaluate`, a stage failed), 2 usage error, 3 the judge itself could not finish an
+//! evaluation (its data, its machine or a fault of its own: never the entry's doing;
+//! `result.json` says which), 128 + N when stopped by signal N.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -78,6 +81,24 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// SIGTERM, SIGINT or SIGHUP: remove the work folders of evaluations in progress (they
+/// hold copies of hidden data and whatever the entry wrote) and the sandbox's cgroups
+/// made ahead, then exit with 128 + the signal. A thread of its own, woken through
+/// signal-hook's pipe, so nothing unsafe runs in the handler.
+fn stop_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            judge::workdir::remove_live();
+            sandbox::shutdown();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     // The inside of a sandbox run: this binary, re-executed by the runner (not a user
     // command, so not in the help).
@@ -87,6 +108,7 @@ fn main() -> ExitCode {
     // clap exits with 2 on a usage error and 0 for --help/--version.
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    stop_on_signals();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = match cli.command {
@@ -106,6 +128,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<judge::JudgeError>().is_some() => {
+            let _ = out.flush();
+            eprintln!("physiojudge: the judge could not finish (not the entry's fault): {e:#}");
+            ExitCode::from(3)
+        }
         Err(e) if e.is::<output::UsageError>() => {
             let _ = out.flush();
             eprintln!("physiojudge: usage error: {e}");

@@ -858,3 +858,149 @@ fn hostile_text_never_reaches_the_terminal_raw() {
         assert!(text.contains("\\x1b[32mprep passed"), "{what}: {text}");
     }
 }
+
+/// `evaluate` of `entry` with its own temporary folder (where the judge's work folder
+/// goes), so a test can see that nothing is left there.
+fn evaluate_in(tmpdir: &Path, challenge: &str, entry: &Path, data: &Path, dest: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_physiojudge"));
+    c.args(["evaluate", "--challenge", challenge, "--entry"])
+        .arg(entry)
+        .arg("--data")
+        .arg(data)
+        .arg("--out")
+        .arg(dest)
+        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir())
+        .env("TMPDIR", tmpdir);
+    c
+}
+
+fn work_folders(tmpdir: &Path) -> Vec<String> {
+    std::fs::read_dir(tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("physiojudge-eval-"))
+        .collect()
+}
+
+/// An entry that turns answers.txt into a folder 30,000 levels deep (a path longer than
+/// the kernel takes): the judge removes it before the next record, ends with a result
+/// charged to the entry, and leaves no work folder.
+#[test]
+fn a_very_deep_tree_where_a_file_goes_cannot_abort_the_judge() {
+    let Some(data) = root_and_data("a_very_deep_tree") else {
+        return;
+    };
+    // On the first record only (a deep tree takes seconds to make in the sandbox).
+    let deep = "if [ -e count ]; then echo \"$1,N\" >> answers.txt; exit 0; fi; touch count\n\
+                python3 -c 'import os\nos.remove(\"answers.txt\"); os.mkdir(\"answers.txt\")\n\
+                os.chdir(\"answers.txt\")\nfor _ in range(30000):\n    os.mkdir(\"a\"); \
+                os.chdir(\"a\")'\n";
+    let e = shell_entry(deep, "true\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("result");
+    let o = evaluate_in(
+        tmp.path(),
+        "cinc2017",
+        e.path(),
+        &data.join("cinc2017"),
+        &dest,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", testkit::text(&o));
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dest.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["verdict"], "failed", "{r}");
+    let quiz = stage(&r, "quiz");
+    assert_eq!(quiz["reason"]["kind"], "output", "{r}");
+    // Every record ran: the tree was cleared before the next.
+    let records = quiz["records"].as_array().unwrap();
+    assert!(records.iter().all(|x| x["verdict"] == "ok"), "{r}");
+    assert_eq!(work_folders(tmp.path()), Vec::<String>::new());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dest.join("private"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+}
+
+/// The judge's own failure (here: a data folder it cannot read) still ends in a
+/// result.json that says so and whose fault it is, and exit status 3.
+#[test]
+fn a_judge_failure_has_a_result_and_an_exit_status_of_its_own() {
+    if !testkit::root("a_judge_failure") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("no-data");
+    std::fs::create_dir(&empty).unwrap();
+    let e = shell_entry("echo \"$1,N\" >> answers.txt\n", "true\n");
+    let dest = tmp.path().join("result");
+    let o = evaluate_in(tmp.path(), "cinc2017", e.path(), &empty, &dest)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", testkit::text(&o));
+    assert!(
+        testkit::text(&o).contains("not the entry's fault"),
+        "{}",
+        testkit::text(&o)
+    );
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dest.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["verdict"], "error", "{r}");
+    assert_eq!(r["error"]["fault"], "data", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("REFERENCE.csv"),
+        "{r}"
+    );
+    assert_eq!(work_folders(tmp.path()), Vec::<String>::new());
+}
+
+/// SIGTERM in the middle of a run: the judge removes its work folder (which holds a copy
+/// of the hidden data) before it exits with 128 + 15.
+#[test]
+fn sigterm_removes_the_work_folder() {
+    let Some(data) = root_and_data("sigterm_removes_the_work_folder") else {
+        return;
+    };
+    let e = shell_entry("sleep 60\n", "true\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("result");
+    let mut child = evaluate_in(
+        tmp.path(),
+        "cinc2017",
+        e.path(),
+        &data.join("cinc2017"),
+        &dest,
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    // Until the first record's run has started (its answers.txt placed).
+    let started = std::time::Instant::now();
+    loop {
+        let folders = work_folders(tmp.path());
+        if folders
+            .iter()
+            .any(|f| tmp.path().join(f).join("entry/answers.txt").exists())
+        {
+            break;
+        }
+        assert!(started.elapsed().as_secs() < 120, "no run started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert_eq!(work_folders(tmp.path()), Vec::<String>::new());
+}
