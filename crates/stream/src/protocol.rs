@@ -23,8 +23,9 @@ pub const HELLO: u8 = b'H';
 pub const GET: u8 = b'G';
 pub const DATA: u8 = b'D';
 pub const REPORT: u8 = b'R';
-/// Reports one session accepts: far more than any algorithm needs (one per trial), few
-/// enough that a flood cannot exhaust the host's memory.
+/// Reports one session accepts: far more than any algorithm needs (one per trial). What
+/// the session keeps of them is capped anyway (docs/stream.md, *The session log*); this
+/// bounds the host's time spent on a flood.
 pub const MAX_REPORTS: usize = 1_000_000;
 
 /// The algorithm broke the protocol, or the connection failed.
