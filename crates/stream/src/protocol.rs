@@ -44,8 +44,10 @@ pub enum ProtocolError {
     Length { len: u32, offset: u64 },
     #[error("the algorithm sent an unknown frame kind 0x{kind:02x} at byte {offset}")]
     Kind { kind: u8, offset: u64 },
-    #[error("the algorithm sent more than {MAX_REPORTS} reports")]
-    TooManyReports,
+    #[error(
+        "the algorithm sent more than {MAX_REPORTS} reports (the one too many at byte {offset})"
+    )]
+    TooManyReports { offset: u64 },
 }
 
 impl ProtocolError {
@@ -58,7 +60,7 @@ impl ProtocolError {
             self,
             ProtocolError::Length { .. }
                 | ProtocolError::Kind { .. }
-                | ProtocolError::TooManyReports
+                | ProtocolError::TooManyReports { .. }
         )
     }
 }
@@ -158,7 +160,7 @@ pub fn serve(
                     return Err(ProtocolError::Truncated { offset });
                 }
                 if served.reports as usize >= MAX_REPORTS {
-                    return Err(ProtocolError::TooManyReports);
+                    return Err(ProtocolError::TooManyReports { offset });
                 }
                 session.report(i64::from_le_bytes(code));
                 served.reports += 1;
@@ -384,5 +386,19 @@ mod tests {
             prop_assert_eq!(served.packets as usize, ops.iter().filter(|o| o.is_none()).count());
             prop_assert_eq!(served.reports as usize, ops.iter().filter(|o| o.is_some()).count());
         }
+    }
+
+    #[test]
+    fn a_flood_of_reports_stops_at_the_byte_of_the_one_too_many() {
+        let mut report = vec![9u8, 0, 0, 0, REPORT];
+        report.extend_from_slice(&104i64.to_le_bytes());
+        let bytes = report.repeat(MAX_REPORTS + 1);
+        let mut s = session();
+        let e = serve(&mut s, &bytes[..], std::io::sink()).unwrap_err();
+        assert!(e.is_violation(), "{e}");
+        let at = format!("at byte {}", 13 * MAX_REPORTS);
+        assert!(e.to_string().contains(&at), "{e}");
+        // The reports until then count.
+        assert_eq!(s.finish().reports, MAX_REPORTS);
     }
 }
