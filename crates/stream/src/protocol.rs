@@ -141,6 +141,10 @@ pub fn serve(
             return Ok(served);
         }
         let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        // A frame has at least its kind: the byte after a zero length is the next frame's.
+        if len == 0 {
+            return Err(ProtocolError::Length { len, offset });
+        }
         if !read_frame_part(&mut input, &mut head[4..], offset)? {
             return Err(ProtocolError::Truncated { offset });
         }
@@ -386,6 +390,19 @@ mod tests {
             prop_assert_eq!(served.packets as usize, ops.iter().filter(|o| o.is_none()).count());
             prop_assert_eq!(served.reports as usize, ops.iter().filter(|o| o.is_some()).count());
         }
+    }
+
+    #[test]
+    fn a_zero_length_frame_is_an_error_at_its_own_offset() {
+        let get = [1u8, 0, 0, 0, GET];
+        // Not the next frame's first byte read as its kind.
+        let bytes = [&get[..], &[0, 0, 0, 0], &get[..]].concat();
+        let e = serve_bytes(&bytes).0.unwrap_err();
+        assert!(e.is_violation(), "{e}");
+        assert!(e.to_string().contains("frame of 0 bytes at byte 5"), "{e}");
+        // Nor a frame cut short when nothing follows.
+        let e = serve_bytes(&[0, 0, 0, 0]).0.unwrap_err();
+        assert!(e.to_string().contains("frame of 0 bytes at byte 0"), "{e}");
     }
 
     #[test]
