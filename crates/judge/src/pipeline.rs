@@ -908,6 +908,12 @@ impl Run<'_, '_> {
             Some(Err(e)) => log.line(&format!("the session ended: {e}")),
             None => {}
         }
+        if result.dropped_reports > 0 {
+            log.line(&format!(
+                "{} reports beyond the session log's caps: counted, not listed in session.json",
+                result.dropped_reports
+            ));
+        }
         if !result.finished {
             log.line(
                 "the algorithm stopped before the session's last packet: the trials it did \
@@ -1182,7 +1188,7 @@ fn session_score(challenge: &str, result: &stream::SessionResult) -> ScoreSummar
         "accuracy": mean(|s| s.accuracy),
         "mean_trial_seconds": mean(|s| s.mean_seconds),
         "trials": result.trials.len(),
-        "reports": result.log.len(),
+        "reports": result.reports,
         "accepted_reports": accepted,
         "finished": result.finished,
         "subjects": to_json(&result.summary.subjects),

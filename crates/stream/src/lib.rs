@@ -7,7 +7,8 @@
 //! packets and reports characters whenever it dares; the session records each report at
 //! the position reached in the block, and [`Session::finish`] matches reports to trials
 //! (first valid report wins, within the trial's window), counts the sequences each used
-//! and gives the ITR of every subject and their mean, with a log of every report.
+//! and gives the ITR of every subject and their mean, with a log of the reports (capped
+//! per trial, so that what the host keeps is bounded whatever the algorithm sends).
 //! [`protocol`] carries a session over a byte stream to an algorithm in another process
 //! (a sandboxed entry) in any language.
 //!
@@ -25,8 +26,8 @@ mod testblocks;
 
 pub use block::{Block, BlockError, Sequence, TrialSpan};
 pub use session::{
-    Packet, ReportLog, ReportStatus, Session, SessionError, SessionResult, SubjectBlocks,
-    TrialOutcome,
+    LATER_KEPT_PER_TRIAL, OUTSIDE_KEPT, Packet, ReportLog, ReportStatus, Session, SessionError,
+    SessionResult, SubjectBlocks, TrialOutcome,
 };
 
 /// Samples per second of the streamed data.

@@ -23,8 +23,9 @@ pub const HELLO: u8 = b'H';
 pub const GET: u8 = b'G';
 pub const DATA: u8 = b'D';
 pub const REPORT: u8 = b'R';
-/// Reports one session accepts: far more than any algorithm needs (one per trial), few
-/// enough that a flood cannot exhaust the host's memory.
+/// Reports one session accepts: far more than any algorithm needs (one per trial). What
+/// the session keeps of them is capped anyway (docs/stream.md, *The session log*); this
+/// bounds the host's time spent on a flood.
 pub const MAX_REPORTS: usize = 1_000_000;
 
 /// The algorithm broke the protocol, or the connection failed.
@@ -43,8 +44,10 @@ pub enum ProtocolError {
     Length { len: u32, offset: u64 },
     #[error("the algorithm sent an unknown frame kind 0x{kind:02x} at byte {offset}")]
     Kind { kind: u8, offset: u64 },
-    #[error("the algorithm sent more than {MAX_REPORTS} reports")]
-    TooManyReports,
+    #[error(
+        "the algorithm sent more than {MAX_REPORTS} reports (the one too many at byte {offset})"
+    )]
+    TooManyReports { offset: u64 },
 }
 
 impl ProtocolError {
@@ -57,7 +60,7 @@ impl ProtocolError {
             self,
             ProtocolError::Length { .. }
                 | ProtocolError::Kind { .. }
-                | ProtocolError::TooManyReports
+                | ProtocolError::TooManyReports { .. }
         )
     }
 }
@@ -138,6 +141,10 @@ pub fn serve(
             return Ok(served);
         }
         let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        // A frame has at least its kind: the byte after a zero length is the next frame's.
+        if len == 0 {
+            return Err(ProtocolError::Length { len, offset });
+        }
         if !read_frame_part(&mut input, &mut head[4..], offset)? {
             return Err(ProtocolError::Truncated { offset });
         }
@@ -157,7 +164,7 @@ pub fn serve(
                     return Err(ProtocolError::Truncated { offset });
                 }
                 if served.reports as usize >= MAX_REPORTS {
-                    return Err(ProtocolError::TooManyReports);
+                    return Err(ProtocolError::TooManyReports { offset });
                 }
                 session.report(i64::from_le_bytes(code));
                 served.reports += 1;
@@ -383,5 +390,32 @@ mod tests {
             prop_assert_eq!(served.packets as usize, ops.iter().filter(|o| o.is_none()).count());
             prop_assert_eq!(served.reports as usize, ops.iter().filter(|o| o.is_some()).count());
         }
+    }
+
+    #[test]
+    fn a_zero_length_frame_is_an_error_at_its_own_offset() {
+        let get = [1u8, 0, 0, 0, GET];
+        // Not the next frame's first byte read as its kind.
+        let bytes = [&get[..], &[0, 0, 0, 0], &get[..]].concat();
+        let e = serve_bytes(&bytes).0.unwrap_err();
+        assert!(e.is_violation(), "{e}");
+        assert!(e.to_string().contains("frame of 0 bytes at byte 5"), "{e}");
+        // Nor a frame cut short when nothing follows.
+        let e = serve_bytes(&[0, 0, 0, 0]).0.unwrap_err();
+        assert!(e.to_string().contains("frame of 0 bytes at byte 0"), "{e}");
+    }
+
+    #[test]
+    fn a_flood_of_reports_stops_at_the_byte_of_the_one_too_many() {
+        let mut report = vec![9u8, 0, 0, 0, REPORT];
+        report.extend_from_slice(&104i64.to_le_bytes());
+        let bytes = report.repeat(MAX_REPORTS + 1);
+        let mut s = session();
+        let e = serve(&mut s, &bytes[..], std::io::sink()).unwrap_err();
+        assert!(e.is_violation(), "{e}");
+        let at = format!("at byte {}", 13 * MAX_REPORTS);
+        assert!(e.to_string().contains(&at), "{e}");
+        // The reports until then count.
+        assert_eq!(s.finish().reports, MAX_REPORTS);
     }
 }

@@ -28,13 +28,31 @@ pub struct Packet {
     pub samples: usize,
 }
 
-/// A report as received: the block being streamed and how many of its samples had been
-/// delivered.
+/// Reports inside the window of a trial already answered that the log keeps, per trial
+/// (docs/stream.md, *The session log*): enough to show that and how an algorithm kept
+/// reporting, while a flood of them cannot grow the log.
+pub const LATER_KEPT_PER_TRIAL: usize = 3;
+/// Reports inside no trial's window that the log keeps, for the whole session
+/// (docs/stream.md, *The session log*): enough to show a systematic timing error.
+pub const OUTSIDE_KEPT: usize = 32;
+
+/// A report the log keeps: its order of arrival, the block being streamed and how many
+/// of its samples had been delivered, and what became of it.
 #[derive(Debug, Clone, Copy)]
-struct Report {
+struct Kept {
+    index: usize,
     block: usize,
     point: usize,
     code: i64,
+    status: ReportStatus,
+}
+
+/// A trial as the reports come: its answer (the first report in its window) and how many
+/// later reports the log kept.
+#[derive(Debug, Clone, Copy, Default)]
+struct Answer {
+    answer: Option<score::itr::Trial>,
+    later_kept: usize,
 }
 
 /// What became of one report.
@@ -57,7 +75,7 @@ pub enum ReportStatus {
 /// One line of the session log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportLog {
-    /// Order of arrival, from 0.
+    /// Order of arrival, from 0, over every report received (kept or not).
     pub index: usize,
     pub subject: String,
     pub block: String,
@@ -84,7 +102,14 @@ pub struct SessionResult {
     /// Per-subject ITR and their mean (the score).
     pub summary: score::itr::Summary,
     pub trials: Vec<TrialOutcome>,
+    /// The reports kept, in order of arrival: every trial's answer, the first
+    /// [`LATER_KEPT_PER_TRIAL`] later ones of each trial and the first [`OUTSIDE_KEPT`]
+    /// outside any window; at most `(1 + LATER_KEPT_PER_TRIAL) × trials + OUTSIDE_KEPT`.
     pub log: Vec<ReportLog>,
+    /// Reports received, all of them.
+    pub reports: usize,
+    /// Reports received but not in `log` (beyond its caps).
+    pub dropped_reports: usize,
     /// Whether the algorithm was sent the last packet.
     pub finished: bool,
 }
@@ -99,7 +124,13 @@ pub struct Session {
     current: usize,
     position: usize,
     finished: bool,
-    reports: Vec<Report>,
+    /// Per block in play order, per trial.
+    answers: Vec<Vec<Answer>>,
+    /// Reports received.
+    received: usize,
+    /// Log lines of reports outside any window.
+    outside_kept: usize,
+    log: Vec<Kept>,
 }
 
 /// Fisher–Yates with SplitMix64: the subject order is a function of the seed alone.
@@ -157,6 +188,10 @@ impl Session {
             }
             trials.push(block.trials()?);
         }
+        let answers = trials
+            .iter()
+            .map(|t| vec![Answer::default(); t.len()])
+            .collect();
         Ok(Session {
             subjects,
             order,
@@ -165,7 +200,10 @@ impl Session {
             current: 0,
             position: 0,
             finished: false,
-            reports: Vec::new(),
+            answers,
+            received: 0,
+            outside_kept: 0,
+            log: Vec::new(),
         })
     }
 
@@ -233,13 +271,50 @@ impl Session {
         }
     }
 
-    /// Records a report at the position reached.
+    /// Records a report at the position reached: matched to its trial at once, so that
+    /// what is kept of it is bounded whatever the algorithm sends (the caps above).
     pub fn report(&mut self, code: i64) {
-        self.reports.push(Report {
-            block: self.current,
-            point: self.position,
-            code,
-        });
+        let (block, point) = (self.current, self.position);
+        let index = self.received;
+        self.received += 1;
+        let trials = &self.trials[block];
+        let window = trials
+            .iter()
+            .position(|t| seg_end(t.start) < point && point < seg_end(t.end));
+        let (status, keep) = match window {
+            None => {
+                let keep = self.outside_kept < OUTSIDE_KEPT;
+                self.outside_kept += usize::from(keep);
+                (ReportStatus::OutsideWindows, keep)
+            }
+            Some(i) => {
+                let a = &mut self.answers[block][i];
+                if a.answer.is_some() {
+                    let keep = a.later_kept < LATER_KEPT_PER_TRIAL;
+                    a.later_kept += usize::from(keep);
+                    (ReportStatus::Later { trial: i }, keep)
+                } else {
+                    let sequences = trials[i].sequences_used(point).max(1);
+                    let correct = code == i64::from(trials[i].code);
+                    a.answer = Some(score::itr::Trial::Reported { correct, sequences });
+                    let status = ReportStatus::Accepted {
+                        trial: i,
+                        sequences,
+                        correct,
+                    };
+                    (status, true)
+                }
+            }
+        };
+        if keep {
+            self.log.push(Kept {
+                index,
+                block,
+                point,
+                code,
+                status,
+            });
+        }
     }
 
     /// Whether the last packet has been sent.
@@ -247,46 +322,29 @@ impl Session {
         self.finished
     }
 
-    /// Matches the reports to trials and scores every subject.
+    /// Scores every subject, from the trials' answers, and writes out the log.
     pub fn finish(self) -> SessionResult {
-        let mut answered: Vec<Vec<Option<score::itr::Trial>>> =
-            self.trials.iter().map(|t| vec![None; t.len()]).collect();
-        let mut log = Vec::with_capacity(self.reports.len());
-        for (index, r) in self.reports.iter().enumerate() {
-            let trials = &self.trials[r.block];
-            let window = trials
-                .iter()
-                .position(|t| seg_end(t.start) < r.point && r.point < seg_end(t.end));
-            let status = match window {
-                None => ReportStatus::OutsideWindows,
-                Some(i) if answered[r.block][i].is_some() => ReportStatus::Later { trial: i },
-                Some(i) => {
-                    let sequences = trials[i].sequences_used(r.point).max(1);
-                    let correct = r.code == i64::from(trials[i].code);
-                    answered[r.block][i] = Some(score::itr::Trial::Reported { correct, sequences });
-                    ReportStatus::Accepted {
-                        trial: i,
-                        sequences,
-                        correct,
-                    }
+        let log: Vec<ReportLog> = self
+            .log
+            .iter()
+            .map(|k| {
+                let (subject, block) = self.block(k.block);
+                ReportLog {
+                    index: k.index,
+                    subject: subject.name.clone(),
+                    block: block.name.clone(),
+                    point: k.point,
+                    code: k.code,
+                    status: k.status,
                 }
-            };
-            let (subject, block) = self.block(r.block);
-            log.push(ReportLog {
-                index,
-                subject: subject.name.clone(),
-                block: block.name.clone(),
-                point: r.point,
-                code: r.code,
-                status,
-            });
-        }
+            })
+            .collect();
         let mut outcomes = Vec::new();
         let mut per_subject: Vec<Vec<score::itr::Trial>> = vec![Vec::new(); self.subjects.len()];
-        for (i, answers) in answered.into_iter().enumerate() {
+        for (i, answers) in self.answers.iter().enumerate() {
             let (s, b) = self.order[i];
-            for (trial, a) in answers.into_iter().enumerate() {
-                let outcome = a.unwrap_or(score::itr::Trial::NoReport);
+            for (trial, a) in answers.iter().enumerate() {
+                let outcome = a.answer.unwrap_or(score::itr::Trial::NoReport);
                 per_subject[s].push(outcome);
                 outcomes.push(TrialOutcome {
                     subject: self.subjects[s].name.clone(),
@@ -305,6 +363,8 @@ impl Session {
         SessionResult {
             summary: score::itr::summarize(subjects),
             trials: outcomes,
+            reports: self.received,
+            dropped_reports: self.received - log.len(),
             log,
             finished: self.finished,
         }
@@ -574,5 +634,58 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("rows"), "{e}");
+    }
+    #[test]
+    fn a_flood_of_reports_keeps_a_bounded_log_and_the_first_answers() {
+        const FLOOD: usize = 1_000_000;
+        let codes = [104, 121, 136];
+        let subjects = || vec![subject(1, &codes), subject(2, &codes)];
+        let mut s = Session::new(subjects(), 3).unwrap();
+        // The reference: the first report of every packet only.
+        let mut first_only = Session::new(subjects(), 3).unwrap();
+        let packets = 2 * (start(codes.len()) + testblocks::LEAD).div_ceil(10);
+        let mut buf = Vec::new();
+        for p in 0..packets {
+            s.next_packet(&mut buf);
+            first_only.next_packet(&mut buf);
+            // The trial's code in its window (right, first), then wrong ones.
+            let trials = &s.trials[s.current];
+            let code = trials
+                .iter()
+                .find(|t| seg_end(t.start) < s.position && s.position < seg_end(t.end))
+                .map_or(0, |t| i64::from(t.code));
+            s.report(code);
+            first_only.report(code);
+            for _ in 1..(FLOOD * (p + 1) / packets - FLOOD * p / packets) {
+                s.report(0);
+            }
+        }
+        assert!(s.is_finished());
+        let r = s.finish();
+        let reference = first_only.finish();
+        // Scoring as if the flood were not there: every trial answered right at once.
+        assert_eq!(r.summary, reference.summary);
+        assert_eq!(r.trials, reference.trials);
+        assert_eq!(r.summary.subjects[0].accuracy, 1.0);
+        // The log: the accepted report and the first later ones of every trial, the
+        // first ones outside any window; the rest counted.
+        let trials = 2 * codes.len();
+        assert_eq!(
+            r.log.len(),
+            (1 + LATER_KEPT_PER_TRIAL) * trials + OUTSIDE_KEPT
+        );
+        assert_eq!(r.reports, FLOOD);
+        assert_eq!(r.dropped_reports, FLOOD - r.log.len());
+        let kept = |f: fn(&ReportStatus) -> bool| r.log.iter().filter(|l| f(&l.status)).count();
+        assert_eq!(kept(|s| matches!(s, ReportStatus::Accepted { .. })), trials);
+        assert_eq!(kept(|s| *s == ReportStatus::OutsideWindows), OUTSIDE_KEPT);
+        // Arrival order stays visible: the first report ever, the last kept far on.
+        assert_eq!(r.log[0].index, 0);
+        assert!(r.log.windows(2).all(|w| w[0].index < w[1].index));
+        // As the judge writes it (pretty): about 200 bytes a line (168 MB before the caps).
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["dropped_reports"], FLOOD - r.log.len());
+        let size = serde_json::to_vec_pretty(&r).unwrap().len();
+        assert!(size < 32 * 1024, "{size} bytes");
     }
 }
