@@ -2,20 +2,15 @@
 //! comes from `synth`), passes, and every example entry beats the trivial baseline.
 //! Needs root (the sandbox); builds the runtime once in target/tmp.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 #[test]
 fn demo_runs_every_example_and_each_beats_the_trivial_answer() {
     if !testkit::root("demo") {
         return;
     }
-    let runtime = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
     let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+    let o = testkit::physiojudge_command!()
         .args(["demo", "--out"])
         .arg(out.path().join("demo"))
-        .env("PHYSIOJUDGE_RUNTIME_DIR", &runtime)
         // Nothing of ../shared/data is used.
         .env("PHYSIOJUDGE_DATA", "/nonexistent")
         .output()

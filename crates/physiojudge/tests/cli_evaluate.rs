@@ -8,27 +8,22 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+/// The runtime (in target/tmp, where `testkit::physiojudge!` points every run), set up
+/// once per test binary.
 fn runtime_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-        let o = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-            .args(["runtime", "setup"])
-            .env("PHYSIOJUDGE_RUNTIME_DIR", &dir)
-            .output()
-            .unwrap();
+        let o = testkit::physiojudge!(["runtime", "setup"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        dir
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime")
     })
     .clone()
 }
 
+/// `physiojudge ARGS…` with the runtime set up.
 fn physiojudge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir())
-        .output()
-        .expect("run physiojudge")
+    runtime_dir();
+    testkit::physiojudge!(args)
 }
 
 fn root_and_data(test: &str) -> Option<PathBuf> {
