@@ -462,6 +462,62 @@ with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
     );
 }
 
+/// Without `--out`, every run writes to a fresh folder of its own in physiojudge's data
+/// folder (`$XDG_DATA_HOME/physiojudge/evaluate/`) and says where.
+#[test]
+fn default_result_folders_are_fresh_and_in_the_data_folder() {
+    let Some(data) = root_and_data("default_result_folders") else {
+        return;
+    };
+    runtime_dir();
+    let home = tempfile::tempdir().unwrap();
+    let entry = tempfile::tempdir().unwrap();
+    let run = |json: bool| {
+        let mut c = testkit::physiojudge_command!();
+        c.args(["evaluate", "--challenge", "cinc2017", "--entry"])
+            .arg(entry.path())
+            .arg("--data")
+            .arg(data.join("cinc2017"))
+            .env("XDG_DATA_HOME", home.path());
+        if json {
+            c.arg("--json");
+        }
+        let o = testkit::output(&mut c);
+        // An empty entry fails prep (missing files), after its result is written.
+        assert_eq!(o.status.code(), Some(1), "{}", testkit::text(&o));
+        o
+    };
+    let o = run(false);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let result = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("result"))
+        .map(|p| PathBuf::from(p.trim()))
+        .unwrap_or_else(|| panic!("no result line: {stdout}"));
+    let first = result.parent().unwrap();
+    assert_eq!(
+        first.parent().unwrap(),
+        home.path().join("physiojudge/evaluate")
+    );
+    let name = first.file_name().unwrap().to_string_lossy();
+    assert!(
+        name.starts_with("cinc2017-") && name.ends_with('Z'),
+        "{name}"
+    );
+    assert!(result.is_file(), "{stdout}");
+
+    let o = run(true);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let second = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("result folder: "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no result folder on stderr: {stderr}"));
+    assert_ne!(first, second);
+    assert_eq!(first.parent(), second.parent());
+    assert!(second.join("result.json").is_file());
+}
+
 /// `p300 synth` into `dir/name`.
 fn p300_data(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let data = dir.join(name);
