@@ -1,6 +1,7 @@
 //! `physiojudge`: the command-line front of the judge.
 //!
-//! Exit codes (DESIGN.md): 0 success, 1 the work failed (message on stderr), 2 usage error.
+//! Exit codes (the contract of docs/architecture.md): 0 success, 1 the work failed (the
+//! message on stderr), 2 usage error.
 
 use std::io::{self, Write};
 use std::process::ExitCode;

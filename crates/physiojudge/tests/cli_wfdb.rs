@@ -1,5 +1,5 @@
 //! The real `physiojudge` binary on the real records of `../shared/data`: what
-//! `wfdb info|rdsamp|rdann` print, and the exit codes of DESIGN.md (0, 1, 2).
+//! `wfdb info|rdsamp|rdann` print, and the exit codes of docs/architecture.md (0, 1, 2).
 
 use std::process::Output;
 
