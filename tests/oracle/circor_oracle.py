@@ -6,7 +6,7 @@ Usage: circor_oracle.py DIR
 Prints one JSON object:
   {"patients": {"<file>.txt": {...}}, "segmentations": {"<file>.tsv": [[start, end, state]]}}
 
-Patient fields follow the helper code's rules as shared/specs/physionet2022_2017.md §1.2-1.3
+Patient fields follow the helper code's rules as docs/challenges.md and docs/scoring.md
 describes them (written here from that description): the text is read in text mode (so
 CRLF becomes LF) and split on "\n"; line 1 is split on single spaces into the patient id,
 the number of recordings (int) and the frequency (float); each of the next n lines is split

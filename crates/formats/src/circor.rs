@@ -22,11 +22,11 @@
 //! on `' '`, so two spaces would shift its columns anyway), counts are written without
 //! leading zeros, and `#` lines read exactly `#Key: value`.
 //!
-//! [`PatientFile::without_labels`] produces what an entry may see. DESIGN.md ("Labels never
-//! enter a sandbox") requires the `#Murmur*`/`#Outcome` lines to be stripped; the spec
-//! (`shared/specs/physionet2022_2017.md` §1.2, lines 75-76: "In the validation/test `.txt`
-//! files the murmur/outcome lines (and the other label-like annotations) are absent and the
-//! tsv files are not supplied") says which ones. The challenge's data table is explicit:
+//! [`PatientFile::without_labels`] produces what an entry may see. docs/architecture.md
+//! ("Labels never enter a sandbox") requires the `#Murmur*`/`#Outcome` lines to be
+//! stripped; docs/challenges.md (the organisers' validation and test files have no
+//! murmur, outcome or other label-like lines, and no tsv files) says which ones. The
+//! challenge's data table is explicit:
 //! only Age, Sex, Height, Weight and Pregnancy status are ticked for the validation and test
 //! sets; Campaign, Additional ID, Murmur, Murmur locations, Most audible location, the ten
 //! systolic/diastolic murmur fields and Outcome are training-only. So we keep exactly those

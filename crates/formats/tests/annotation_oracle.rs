@@ -6,7 +6,7 @@
 //! sample 0 (it takes them all for definitions) and every code-0 annotation (the null
 //! annotation writers put after the definitions). [`as_rdann_sees_it`] removes exactly
 //! those before comparing. Where wfdb-python departs from annotation(5)
-//! (shared/specs/wfdb.md), the tests at the end follow the specification and assert the
+//! (docs/formats.md), the tests at the end follow the specification and assert the
 //! difference, so that a change on either side shows up.
 
 use std::path::{Path, PathBuf};
@@ -575,7 +575,7 @@ fn w(a: u8, i: u16) -> [u8; 2] {
     ((u16::from(a) << 10) | i).to_le_bytes()
 }
 
-/// The corners of shared/specs/wfdb.md and what this comparison found, one assertion each.
+/// The corners of docs/formats.md and what this comparison found, one assertion each.
 #[test]
 fn documented_differences_from_wfdb_python() {
     let Some(python) = testkit::oracle_python("documented_differences_from_wfdb_python") else {

@@ -2,7 +2,7 @@
 //! record of `../shared/data` and on records written by both sides.
 //!
 //! Equal digital values, physical values within 1e-9 relative, equal header fields.
-//! Where wfdb-python departs from the WFDB specification (shared/specs/wfdb.md), the test
+//! Where wfdb-python departs from the WFDB specification (docs/formats.md), the test
 //! follows the specification and asserts the documented difference, so that a change on
 //! either side shows up.
 
@@ -298,7 +298,7 @@ fn every_real_record_matches_the_oracle() {
     assert_eq!(checked.len(), 23 + 121, "every CPSC and CirCor record");
 }
 
-/// wfdb-python cannot parse the CinC 2017 headers' `YYYY-MM-DD HH:MM:SS` (wfdb.md #11).
+/// wfdb-python cannot parse the CinC 2017 headers' `YYYY-MM-DD HH:MM:SS` (docs/formats.md #11).
 /// We read them; the oracle reads the same `.mat` files through a copy of each header
 /// without the date and time, and everything else must agree.
 #[test]
@@ -551,7 +551,7 @@ fn records_we_write_read_back_in_the_oracle() {
         let theirs = &results[&name];
         assert_same_header(&name, &rec, &theirs.meta);
         if format == Format::F61 {
-            // wfdb.md #5: wfdb-python crashes reading format 61 digitally without smoothing
+            // docs/formats.md #5: wfdb-python crashes reading format 61 digitally without smoothing
             // frames (even at one sample per frame); compare physical values only.
             assert!(
                 theirs.meta.get("digital_error").is_some(),
@@ -687,7 +687,7 @@ fn skewed_signals_match_the_oracle() {
 }
 
 /// Format 8 stores differences, so a read from frame N must sum the differences before it
-/// (wfdb.md). wfdb-python instead restarts from the header's initial value at `sampfrom`
+/// (docs/formats.md). wfdb-python instead restarts from the header's initial value at `sampfrom`
 /// (its own comment says so); we follow the specification and document the difference.
 #[test]
 fn format_8_partial_reads_sum_from_the_start() {

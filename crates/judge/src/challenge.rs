@@ -1,6 +1,6 @@
 //! Challenge definitions: `challenges/<id>/challenge.toml`, read into typed form.
 //!
-//! The four challenges of DESIGN.md ship inside the binary (so `demo` needs no files);
+//! The four challenges (docs/challenges.md) ship inside the binary (so `demo` needs no files);
 //! an organiser can pass a file of their own. Unknown keys are errors: a misspelt limit
 //! must not silently fall back to a default.
 
@@ -111,7 +111,7 @@ pub struct StripRule {
     pub prefixes: Vec<String>,
 }
 
-/// What quiz and exam data never show (DESIGN.md: labels never enter a sandbox).
+/// What quiz and exam data never show (docs/architecture.md: labels never enter a sandbox).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabelRules {

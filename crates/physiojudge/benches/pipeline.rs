@@ -5,7 +5,6 @@
 //!
 //! `cargo bench -p physiojudge --bench pipeline [-- RECORDS [RUNS]]`
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -31,14 +30,8 @@ fn main() {
         eprintln!("pipeline bench: needs root (the sandbox); skipped");
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_physiojudge");
-    let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-    let ok = Command::new(bin)
-        .args(["runtime", "setup"])
-        .env("PHYSIOJUDGE_RUNTIME_DIR", &runtime)
-        .status()
-        .expect("runtime setup");
-    assert!(ok.success());
+    let ok = testkit::physiojudge!(["runtime", "setup"]);
+    assert!(ok.status.success(), "{}", testkit::text(&ok));
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");
@@ -81,14 +74,13 @@ fn main() {
 
         let out = tmp.path().join(format!("result-{run}"));
         let t = Instant::now();
-        let o = Command::new(bin)
+        let o = testkit::physiojudge_command!()
             .args(["evaluate", "--challenge", "cinc2017", "--json", "--entry"])
             .arg(&entry)
             .arg("--data")
             .arg(&data)
             .arg("--out")
             .arg(&out)
-            .env("PHYSIOJUDGE_RUNTIME_DIR", &runtime)
             .output()
             .expect("evaluate");
         let elapsed = t.elapsed();

@@ -15,7 +15,8 @@ use judge::result::EntryVerdict;
 #[derive(Args)]
 pub struct DemoArgs {
     /// Folder for the generated data, the trivial entries and every result (default: a
-    /// new physiojudge-demo-<n> in the current folder).
+    /// new folder per run in physiojudge's data folder,
+    /// $XDG_DATA_HOME/physiojudge/demo/<UTC time>, ~/.local/share without XDG_DATA_HOME).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of the generated data.
@@ -139,13 +140,13 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
              run it as root, e.g. `sudo -E cargo run --release -- demo`"
         );
     }
-    let base = match &a.out {
-        Some(p) => p.clone(),
-        None => crate::output::fresh_folder("physiojudge-demo")?,
-    };
-    std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     let entries = a.entries.clone().unwrap_or_else(default_entries);
     ensure_runtime()?;
+    let base = match &a.out {
+        Some(p) => p.clone(),
+        None => crate::output::run_folder("demo", "")?,
+    };
+    std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut rows = Vec::new();
     for (id, trivial) in TRIVIAL {

@@ -61,8 +61,9 @@ pub struct EvaluateArgs {
     /// generated with `synth` (seed 2026, its default size).
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// Where to write result.json and the logs (default: a new folder
-    /// physiojudge-result-<challenge>-<n> in the current folder).
+    /// Where to write result.json and the logs (default: a new folder per run in
+    /// physiojudge's data folder, $XDG_DATA_HOME/physiojudge/evaluate/<challenge>-<UTC
+    /// time>, ~/.local/share without XDG_DATA_HOME).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// A challenge definition file instead of the built-in one.
@@ -171,10 +172,6 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
             challenge.id
         );
     }
-    let dest = match &a.out {
-        Some(p) => p.clone(),
-        None => crate::output::fresh_folder(&format!("physiojudge-result-{}", challenge.id))?,
-    };
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Without --data, synthetic data lives as long as the evaluation.
     let generated;
@@ -189,10 +186,21 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
             dir
         }
     };
-    let result = evaluate(&challenge, &a.entry, &data, &dest, a.slot, quiet)?;
+    let dest = match &a.out {
+        Some(p) => p.clone(),
+        None => crate::output::run_folder("evaluate", &format!("{}-", challenge.id))?,
+    };
+    let result = evaluate(&challenge, &a.entry, &data, &dest, a.slot, quiet);
+    if result.is_err() && a.out.is_none() {
+        // Nothing was judged: give back the folder reserved for it (only if still empty).
+        let _ = std::fs::remove_dir(&dest);
+    }
+    let result = result?;
     if a.json {
         serde_json::to_writer_pretty(&mut *out, &result)?;
         writeln!(out)?;
+        // stdout holds the JSON alone; the folder goes to stderr.
+        eprintln!("result folder: {}", dest.display());
     } else {
         summary(&result, &dest, out)?;
     }

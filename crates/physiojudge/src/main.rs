@@ -1,9 +1,10 @@
 //! `physiojudge`: the command-line front of the judge.
 //!
-//! Exit codes (docs/judge.md): 0 success, 1 the work failed (message on stderr; for
-//! `evaluate`, a stage failed), 2 usage error, 3 the judge itself could not finish an
-//! evaluation (its data, its machine or a fault of its own: never the entry's doing;
-//! `result.json` says which), 128 + N when stopped by signal N.
+//! Exit codes (the contract of docs/architecture.md and docs/judge.md): 0 success, 1 the
+//! work failed (the message on stderr; for `evaluate`, a stage failed), 2 usage error, 3
+//! the judge itself could not finish an evaluation (its data, its machine or a fault of
+//! its own: never the entry's doing; `result.json` says which), 128 + N when stopped by
+//! signal N.
 
 use std::io::{self, Write};
 use std::process::ExitCode;

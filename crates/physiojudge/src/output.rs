@@ -32,17 +32,70 @@ pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// `<prefix>-<n>` in the current folder for the smallest n not taken yet.
-pub fn fresh_folder(prefix: &str) -> anyhow::Result<std::path::PathBuf> {
-    (1..10_000)
-        .map(|n| std::path::PathBuf::from(format!("{prefix}-{n}")))
-        .find(|p| !p.exists())
-        .ok_or_else(|| anyhow::anyhow!("no free folder name {prefix}-N here"))
+/// A new, empty folder for one run's output, `<data home>/<kind>/<prefix><UTC time>`
+/// (`runtime::data_home`, e.g. `~/.local/share/physiojudge/demo/20260131T120005Z`), with
+/// `-2`, `-3`, … appended when a run in the same second took the name. Creating it is what
+/// reserves it, so concurrent runs never share one.
+pub fn run_folder(kind: &str, prefix: &str) -> anyhow::Result<std::path::PathBuf> {
+    let parent = runtime::data_home().join(kind);
+    std::fs::create_dir_all(&parent)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e} (or pass --out)", parent.display()))?;
+    let stamp = utc_stamp(std::time::SystemTime::now());
+    for n in 1..10_000 {
+        let name = match n {
+            1 => format!("{prefix}{stamp}"),
+            _ => format!("{prefix}{stamp}-{n}"),
+        };
+        let dir = parent.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => anyhow::bail!("creating {}: {e} (or pass --out)", dir.display()),
+        }
+    }
+    anyhow::bail!(
+        "no free folder name {prefix}{stamp}-N in {}",
+        parent.display()
+    )
+}
+
+/// `t` as the ISO 8601 basic UTC form `YYYYMMDDTHHMMSSZ` (a file name without colons).
+fn utc_stamp(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's civil_from_days).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_stamps() {
+        let at = |s| utc_stamp(std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+        assert_eq!(at(0), "19700101T000000Z");
+        assert_eq!(at(951_782_400), "20000229T000000Z");
+        assert_eq!(at(1_709_251_199), "20240229T235959Z");
+        assert_eq!(at(1_767_225_600), "20260101T000000Z");
+        assert_eq!(at(4_107_542_400), "21000301T000000Z");
+    }
 
     #[test]
     fn csv_quoting() {

@@ -4,23 +4,16 @@
 //! the others; and it keeps the exit-code contract (0 ok, 1 the work failed, 2 usage).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use synth::p300::{CHANNELS, GROUPS, MATRIX, PZ};
-use testkit::text;
-
-fn physiojudge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
+use testkit::{physiojudge, text};
 
 /// `physiojudge p300 convert-bnci --out OUT FILE...`.
 fn convert(out: &Path, files: &[&Path]) -> Output {
     let mut args = vec!["p300", "convert-bnci", "--out", out.to_str().unwrap()];
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
-    physiojudge(&args)
+    physiojudge!(&args)
 }
 
 fn row_of(name: &str) -> usize {
@@ -169,7 +162,7 @@ fn usage_errors_exit_2_and_failures_exit_1() {
         vec!["p300", "convert-bnci", "--out"],
         vec!["p300", "convert-bnci", "--out", d, "--seed", "1", j],
     ] {
-        let o = physiojudge(&args);
+        let o = physiojudge!(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(!dir.exists(), "{args:?} created the folder");
     }
@@ -177,7 +170,7 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     // Bad input: exit 1, the file named, nothing written.
     let missing = tmp.path().join("s4.mat");
     for (file, want) in [(j, "not a MAT file"), (missing.to_str().unwrap(), "s4.mat")] {
-        let o = physiojudge(&["p300", "convert-bnci", "--out", d, file]);
+        let o = physiojudge!(&["p300", "convert-bnci", "--out", d, file]);
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(file) && err.contains(want), "{err}");
@@ -189,7 +182,7 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     std::fs::write(dir.join("keep.txt"), "mine").unwrap();
     if let Some(data) = testkit::shared_data("cli_bnci::usage_errors") {
         let s6 = data.join("p300_bnci2015003/s6.mat");
-        let o = physiojudge(&["p300", "convert-bnci", "--out", d, s6.to_str().unwrap()]);
+        let o = physiojudge!(&["p300", "convert-bnci", "--out", d, s6.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(d) && err.contains("not empty"), "{err}");

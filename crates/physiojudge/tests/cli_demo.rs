@@ -2,20 +2,16 @@
 //! comes from `synth`), passes, and every example entry beats the trivial baseline.
 //! Needs root (the sandbox); builds the runtime once in target/tmp.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 #[test]
 fn demo_runs_every_example_and_each_beats_the_trivial_answer() {
     if !testkit::root("demo") {
         return;
     }
-    let runtime = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-    let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(["demo", "--out"])
-        .arg(out.path().join("demo"))
-        .env("PHYSIOJUDGE_RUNTIME_DIR", &runtime)
+    // No --out: the demo writes to a fresh folder in physiojudge's data folder.
+    let home = tempfile::tempdir().unwrap();
+    let o = testkit::physiojudge_command!()
+        .arg("demo")
+        .env("XDG_DATA_HOME", home.path())
         // Nothing of ../shared/data is used.
         .env("PHYSIOJUDGE_DATA", "/nonexistent")
         .output()
@@ -36,4 +32,14 @@ fn demo_runs_every_example_and_each_beats_the_trivial_answer() {
         let score = |r: &[&str]| r[5].parse::<f64>().unwrap();
         assert!(score(&first) > score(&second), "{text}");
     }
+    let folder = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data, entries and results: "))
+        .unwrap_or_else(|| panic!("the folder is not printed: {text}"));
+    let folder = std::path::Path::new(folder);
+    assert_eq!(
+        folder.parent().unwrap(),
+        home.path().join("physiojudge/demo")
+    );
+    assert!(folder.join("results").is_dir(), "{text}");
 }

@@ -8,27 +8,22 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+/// The runtime (in target/tmp, where `testkit::physiojudge!` points every run), set up
+/// once per test binary.
 fn runtime_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-        let o = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-            .args(["runtime", "setup"])
-            .env("PHYSIOJUDGE_RUNTIME_DIR", &dir)
-            .output()
-            .unwrap();
+        let o = testkit::physiojudge!(["runtime", "setup"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        dir
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime")
     })
     .clone()
 }
 
+/// `physiojudge ARGS…` with the runtime set up.
 fn physiojudge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir())
-        .output()
-        .expect("run physiojudge")
+    runtime_dir();
+    testkit::physiojudge!(args)
 }
 
 fn root_and_data(test: &str) -> Option<PathBuf> {
@@ -501,6 +496,62 @@ with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
     );
 }
 
+/// Without `--out`, every run writes to a fresh folder of its own in physiojudge's data
+/// folder (`$XDG_DATA_HOME/physiojudge/evaluate/`) and says where.
+#[test]
+fn default_result_folders_are_fresh_and_in_the_data_folder() {
+    let Some(data) = root_and_data("default_result_folders") else {
+        return;
+    };
+    runtime_dir();
+    let home = tempfile::tempdir().unwrap();
+    let entry = tempfile::tempdir().unwrap();
+    let run = |json: bool| {
+        let mut c = testkit::physiojudge_command!();
+        c.args(["evaluate", "--challenge", "cinc2017", "--entry"])
+            .arg(entry.path())
+            .arg("--data")
+            .arg(data.join("cinc2017"))
+            .env("XDG_DATA_HOME", home.path());
+        if json {
+            c.arg("--json");
+        }
+        let o = testkit::output(&mut c);
+        // An empty entry fails prep (missing files), after its result is written.
+        assert_eq!(o.status.code(), Some(1), "{}", testkit::text(&o));
+        o
+    };
+    let o = run(false);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let result = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("result"))
+        .map(|p| PathBuf::from(p.trim()))
+        .unwrap_or_else(|| panic!("no result line: {stdout}"));
+    let first = result.parent().unwrap();
+    assert_eq!(
+        first.parent().unwrap(),
+        home.path().join("physiojudge/evaluate")
+    );
+    let name = first.file_name().unwrap().to_string_lossy();
+    assert!(
+        name.starts_with("cinc2017-") && name.ends_with('Z'),
+        "{name}"
+    );
+    assert!(result.is_file(), "{stdout}");
+
+    let o = run(true);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let second = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("result folder: "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no result folder on stderr: {stderr}"));
+    assert_ne!(first, second);
+    assert_eq!(first.parent(), second.parent());
+    assert!(second.join("result.json").is_file());
+}
+
 /// `p300 synth` into `dir/name`.
 fn p300_data(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let data = dir.join(name);
@@ -862,14 +913,14 @@ fn hostile_text_never_reaches_the_terminal_raw() {
 /// `evaluate` of `entry` with its own temporary folder (where the judge's work folder
 /// goes), so a test can see that nothing is left there.
 fn evaluate_in(tmpdir: &Path, challenge: &str, entry: &Path, data: &Path, dest: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_physiojudge"));
+    runtime_dir();
+    let mut c = testkit::physiojudge_command!();
     c.args(["evaluate", "--challenge", challenge, "--entry"])
         .arg(entry)
         .arg("--data")
         .arg(data)
         .arg("--out")
         .arg(dest)
-        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir())
         .env("TMPDIR", tmpdir);
     c
 }

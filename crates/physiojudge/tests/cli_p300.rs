@@ -4,23 +4,16 @@
 //! 2 usage).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use testkit::text;
+use testkit::{physiojudge, text};
 
 use formats::npy::{self, Dtype};
-
-fn physiojudge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
 
 fn synth(out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["p300", "synth", "--out", out.to_str().unwrap()];
     args.extend_from_slice(extra);
-    physiojudge(&args)
+    physiojudge!(&args)
 }
 
 #[test]
@@ -145,11 +138,11 @@ fn usage_errors_exit_2_and_failures_exit_1() {
         vec!["synth", "p300speller", "--out", d, "--seed", "1"],
     ]);
     for args in &cases {
-        let o = physiojudge(args);
+        let o = physiojudge!(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(!dir.exists(), "{args:?} created the folder");
     }
-    let o = physiojudge(&[
+    let o = physiojudge!(&[
         "p300",
         "synth",
         "--out",

@@ -2,30 +2,18 @@
 //! is really built from PyPI (once per checkout, in target/tmp) and really works inside
 //! the sandbox, at the locked versions.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-use testkit::text;
-
-fn physiojudge(args: &[&str], runtime_dir: &PathBuf) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .env("PHYSIOJUDGE_RUNTIME_DIR", runtime_dir)
-        .output()
-        .expect("run physiojudge")
-}
+use testkit::{physiojudge, text};
 
 #[test]
 fn runtime_is_built_once_and_imports_its_locked_versions_in_the_sandbox() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-    let o = physiojudge(&["runtime", "setup"], &dir);
+    let o = physiojudge!(&["runtime", "setup"]);
     assert!(o.status.success(), "{}", text(&o));
     // The second call finds it built.
-    let o = physiojudge(&["runtime", "setup"], &dir);
+    let o = physiojudge!(&["runtime", "setup"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("building"), "{}", text(&o));
 
-    let o = physiojudge(&["runtime", "info"], &dir);
+    let o = physiojudge!(&["runtime", "info"]);
     let info = text(&o);
     assert!(info.contains("status: ready"), "{info}");
     assert!(info.contains("scikit-learn==1.9.1"), "{info}");
@@ -40,21 +28,18 @@ fn runtime_is_built_once_and_imports_its_locked_versions_in_the_sandbox() {
                   print(LogisticRegression().fit(X, y).score(X, y))\n\
                   try:\n    import site; open(site.getsitepackages()[0] + '/x', 'w'); print('wrote')\n\
                   except OSError:\n    print('read-only')\n";
-    let o = physiojudge(
-        &[
-            "sandbox",
-            "run",
-            "--runtime",
-            "--mem",
-            "1024",
-            "--json",
-            "--",
-            "python",
-            "-c",
-            script,
-        ],
-        &dir,
-    );
+    let o = physiojudge!(&[
+        "sandbox",
+        "run",
+        "--runtime",
+        "--mem",
+        "1024",
+        "--json",
+        "--",
+        "python",
+        "-c",
+        script,
+    ]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     let lines: Vec<&str> = out.lines().collect();
@@ -68,7 +53,11 @@ fn runtime_is_built_once_and_imports_its_locked_versions_in_the_sandbox() {
 fn sandbox_run_without_a_runtime_says_how_to_get_one() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none");
-    let o = physiojudge(&["sandbox", "run", "--runtime", "--", "true"], &missing);
+    let o = testkit::output(
+        testkit::physiojudge_command!()
+            .args(["sandbox", "run", "--runtime", "--", "true"])
+            .env("PHYSIOJUDGE_RUNTIME_DIR", &missing),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
         text(&o).contains("physiojudge runtime setup"),

@@ -1,17 +1,10 @@
 //! `physiojudge sandbox run`: the result record, mounts, usage errors, and a runner killed
 //! with SIGKILL leaving nothing behind. Needs root; says why it skips otherwise.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use testkit::root;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
+use testkit::{physiojudge, root};
 
 /// How many host processes run `sleep <marker>`.
 fn sleeping(marker: &str) -> usize {
@@ -33,7 +26,7 @@ fn json_record_and_mounts() {
     let work = tempfile::tempdir().unwrap();
     let ro = format!("{}:/in", input.path().display());
     let rw = format!("{}:/work", work.path().display());
-    let o = run(&[
+    let o = physiojudge!(&[
         "sandbox",
         "run",
         "--ro",
@@ -63,7 +56,7 @@ fn json_record_and_mounts() {
         "data\n"
     );
 
-    let o = run(&[
+    let o = physiojudge!(&[
         "sandbox",
         "run",
         "--time",
@@ -85,7 +78,7 @@ fn json_record_and_mounts() {
     assert_eq!(record["verdict"], "time_limit");
 
     // A program's output without a final newline cannot pass for the record.
-    let o = run(&[
+    let o = physiojudge!(&[
         "sandbox",
         "run",
         "--json",
@@ -102,7 +95,7 @@ fn json_record_and_mounts() {
     assert_eq!(record["verdict"], "runtime_error");
     // Nor can its stderr, when both streams go to one place (`2>&1`).
     let (mut both, to_both) = std::io::pipe().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+    let mut child = testkit::physiojudge_command!()
         .args(["sandbox", "run", "--json", "--", "/bin/sh", "-c"])
         .arg(r#"printf '{"verdict":"ok"}' >&2; exit 3"#)
         .stdout(to_both.try_clone().unwrap())
@@ -118,18 +111,18 @@ fn json_record_and_mounts() {
 
     // Usage errors.
     assert_eq!(
-        run(&["sandbox", "run", "--ro", "/tmp:relative", "--", "/bin/true"])
+        physiojudge!(&["sandbox", "run", "--ro", "/tmp:relative", "--", "/bin/true"])
             .status
             .code(),
         Some(2)
     );
     assert_eq!(
-        run(&["sandbox", "run", "--time", "0", "--", "/bin/true"])
+        physiojudge!(&["sandbox", "run", "--time", "0", "--", "/bin/true"])
             .status
             .code(),
         Some(2)
     );
-    assert_eq!(run(&["sandbox", "run"]).status.code(), Some(2));
+    assert_eq!(physiojudge!(&["sandbox", "run"]).status.code(), Some(2));
 }
 
 #[test]
@@ -138,7 +131,7 @@ fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
         return;
     }
     let marker = format!("3601.{}", std::process::id());
-    let mut runner = Command::new(env!("CARGO_BIN_EXE_physiojudge"))
+    let mut runner = testkit::physiojudge_command!()
         .args([
             "sandbox",
             "run",
@@ -204,7 +197,7 @@ fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
     // The next run sweeps the empty cgroups the dead runner left (its slot roots lived
     // in its own mount namespaces: nothing of them is on the host).
     assert!(
-        run(&["sandbox", "run", "--slot", "7", "--", "/bin/true"])
+        physiojudge!(&["sandbox", "run", "--slot", "7", "--", "/bin/true"])
             .status
             .success()
     );

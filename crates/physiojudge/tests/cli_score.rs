@@ -1,16 +1,9 @@
 //! `physiojudge score` on the real labels: JSON shape (docs/scoring.md), modes, exit codes.
 
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
+use testkit::physiojudge;
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let o = run(args);
+    let o = physiojudge!(args);
     assert!(
         o.status.success(),
         "{args:?}: {}",
@@ -72,7 +65,7 @@ fn cpsc2021_json_and_modes() {
     // indexes row[0][1] to decide the class).
     let mut compat = args.to_vec();
     compat.push("--official-compat");
-    let o = run(&compat);
+    let o = physiojudge!(&compat);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -86,7 +79,7 @@ fn cpsc2021_json_and_modes() {
         (Some(3.0), Some("official-compat"))
     );
 
-    let text = run(&args[..args.len() - 1]);
+    let text = physiojudge!(&args[..args.len() - 1]);
     assert!(
         String::from_utf8_lossy(&text.stdout).starts_with("AF Endpoints Detection Performance: ")
     );
@@ -171,7 +164,7 @@ fn physionet2022_json_text_and_modes() {
     // Compat: the first missing output stops the run with the official message.
     let mut compat = args.to_vec();
     compat.push("--official-compat");
-    let o = run(&compat);
+    let o = physiojudge!(&compat);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -180,7 +173,7 @@ fn physionet2022_json_text_and_modes() {
     );
 
     // The text report is laid out like evaluate_model.py's.
-    let text = run(&args[..args.len() - 1]);
+    let text = physiojudge!(&args[..args.len() - 1]);
     assert!(text.status.success());
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
@@ -201,7 +194,7 @@ fn physionet2022_json_text_and_modes() {
 fn score_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     // No records in the reference: the work failed.
-    let o = run(&[
+    let o = physiojudge!(&[
         "score",
         "cpsc2021",
         "--reference",
@@ -212,14 +205,14 @@ fn score_exit_codes() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no records"));
     // Usage errors.
-    assert_eq!(run(&["score", "cpsc2021"]).status.code(), Some(2));
+    assert_eq!(physiojudge!(&["score", "cpsc2021"]).status.code(), Some(2));
     assert_eq!(
-        run(&["score", "physionet2022", "--labels", "x"])
+        physiojudge!(&["score", "physionet2022", "--labels", "x"])
             .status
             .code(),
         Some(2)
     );
-    let o = run(&[
+    let o = physiojudge!(&[
         "score",
         "physionet2022",
         "--labels",
@@ -229,6 +222,9 @@ fn score_exit_codes() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no patient .txt files"));
-    assert_eq!(run(&["score", "nosuchchallenge"]).status.code(), Some(2));
-    assert_eq!(run(&["score", "--help"]).status.code(), Some(0));
+    assert_eq!(
+        physiojudge!(&["score", "nosuchchallenge"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(physiojudge!(&["score", "--help"]).status.code(), Some(0));
 }

@@ -3,20 +3,13 @@
 //! work failed, 2 usage).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use testkit::text;
-
-fn physiojudge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
+use testkit::{physiojudge, text};
 
 fn synth(challenge: &str, out: &Path, seed: &str, records: &str) -> Output {
     let out = out.to_str().unwrap();
-    physiojudge(&[
+    physiojudge!(&[
         "synth",
         challenge,
         "--out",
@@ -82,7 +75,7 @@ fn writes_each_layout_with_a_one_line_summary() {
     // The CPSC records score with the score command (labels read back).
     let preds = tmp.path().join("preds");
     std::fs::create_dir(&preds).unwrap();
-    let o = physiojudge(&[
+    let o = physiojudge!(&[
         "score",
         "cpsc2021",
         "--reference",
@@ -127,7 +120,7 @@ fn usage_errors_exit_2_and_failures_exit_1() {
         ],
         &["synth", "cinc2017", "--seed", "1"],
     ] {
-        let o = physiojudge(args);
+        let o = physiojudge!(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(!dir.exists() || listing(&dir).is_empty(), "{args:?}");
     }

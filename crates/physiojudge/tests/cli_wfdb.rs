@@ -1,23 +1,18 @@
 //! The real `physiojudge` binary on the real records of `../shared/data`: what
-//! `wfdb info|rdsamp|rdann` print, and the exit codes of DESIGN.md (0, 1, 2).
+//! `wfdb info|rdsamp|rdann` print, and the exit codes of docs/architecture.md (0, 1, 2).
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+use testkit::physiojudge;
 
 use formats::wfdb::{Format, ReadOptions, Record, RecordLine, SignalSpec, WriteSignal};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_physiojudge"))
-        .args(args)
-        .output()
-        .expect("run physiojudge")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 fn ok(args: &[&str]) -> String {
-    let o = run(args);
+    let o = physiojudge!(args);
     assert!(
         o.status.success(),
         "{args:?}: {}",
@@ -193,7 +188,7 @@ fn rdsamp_reads_wav_backed_records() {
 
 #[test]
 fn exit_codes() {
-    let o = run(&["wfdb", "info", "/nonexistent/rec"]);
+    let o = physiojudge!(&["wfdb", "info", "/nonexistent/rec"]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -201,18 +196,18 @@ fn exit_codes() {
         "{err}"
     );
 
-    let o = run(&["wfdb", "rdsamp"]);
+    let o = physiojudge!(&["wfdb", "rdsamp"]);
     assert_eq!(
         o.status.code(),
         Some(2),
         "a missing argument is a usage error"
     );
-    let o = run(&["wfdb", "frobnicate"]);
+    let o = physiojudge!(&["wfdb", "frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = run(&["wfdb", "rdsamp", "x", "--from", "minus-one"]);
+    let o = physiojudge!(&["wfdb", "rdsamp", "x", "--from", "minus-one"]);
     assert_eq!(o.status.code(), Some(2));
     // Options that contradict each other are usage errors too, found before any file is read.
-    let o = run(&[
+    let o = physiojudge!(&[
         "wfdb",
         "rdsamp",
         "/nonexistent/rec",
@@ -231,7 +226,7 @@ fn exit_codes() {
         &["wfdb", "rdsamp", "--help"],
         &["wfdb", "rdann", "--help"],
     ] {
-        let o = run(args);
+        let o = physiojudge!(args);
         assert_eq!(o.status.code(), Some(0), "{args:?}");
         assert!(stdout(&o).contains("Usage"), "{args:?}");
     }
@@ -241,7 +236,7 @@ fn exit_codes() {
 fn errors_name_the_file_and_problem() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("r.hea"), "r 1 250 100\nr.dat 16 abc\n").unwrap();
-    let o = run(&["wfdb", "info", dir.path().join("r").to_str().unwrap()]);
+    let o = physiojudge!(&["wfdb", "info", dir.path().join("r").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -251,7 +246,7 @@ fn errors_name_the_file_and_problem() {
 
     std::fs::write(dir.path().join("r.hea"), "r 1 250 100\nr.dat 16\n").unwrap();
     std::fs::write(dir.path().join("r.dat"), [0u8; 10]).unwrap();
-    let o = run(&["wfdb", "rdsamp", dir.path().join("r").to_str().unwrap()]);
+    let o = physiojudge!(&["wfdb", "rdsamp", dir.path().join("r").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("r.dat") && err.contains("truncated"), "{err}");
@@ -302,7 +297,7 @@ fn rdann_prints_every_annotation() {
     assert_eq!(items.last().unwrap()["aux"], "(N");
     assert_eq!(items.last().unwrap()["sample"], 22355);
 
-    let o = run(&["wfdb", "rdann", rec.to_str().unwrap(), "qrs"]);
+    let o = physiojudge!(&["wfdb", "rdann", rec.to_str().unwrap(), "qrs"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("data_101_6.qrs"));
 }

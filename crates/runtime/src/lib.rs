@@ -141,19 +141,31 @@ fn fnv1a(text: &str) -> u64 {
     })
 }
 
+/// physiojudge's own data folder, where it keeps what outlives a command (the runtime,
+/// the default output folders of `demo` and `evaluate`): `$XDG_DATA_HOME/physiojudge`,
+/// else `~/.local/share/physiojudge` (an empty or relative `XDG_DATA_HOME` is ignored, as
+/// the XDG base directory specification says), else `/var/lib/physiojudge`.
+pub fn data_home() -> PathBuf {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_DATA_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".local/share"))
+        })
+        .unwrap_or_else(|| PathBuf::from("/var/lib"))
+        .join("physiojudge")
+}
+
 /// Where the runtime lives unless told otherwise: `$PHYSIOJUDGE_RUNTIME_DIR`, else
-/// `$XDG_DATA_HOME/physiojudge/runtime-<lock id>` (`~/.local/share` without it). A new
-/// lock gets a new directory, so a judge never runs an entry with half-updated packages.
+/// `runtime-<lock id>` in [`data_home`]. A new lock gets a new directory, so a judge
+/// never runs an entry with half-updated packages.
 pub fn default_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("PHYSIOJUDGE_RUNTIME_DIR") {
         return PathBuf::from(d);
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("/var/lib"));
-    data.join("physiojudge")
-        .join(format!("runtime-{:012x}", fnv1a(LOCK) >> 16))
+    data_home().join(format!("runtime-{:012x}", fnv1a(LOCK) >> 16))
 }
 
 /// A complete runtime.

@@ -7,7 +7,7 @@
 //!   root, or at `unified/` on a hybrid host that gives them to v2).
 //! - **v1**: the memory and pids controllers each on their own v1 mount. On a hybrid host
 //!   whose cgroup2 mount has no controllers (this project's machines:
-//!   specs/platforms.md §3.3), the run is also put in a controller-less v2 cgroup, whose
+//!   docs/sandbox.md, *Running it*), the run is also put in a controller-less v2 cgroup, whose
 //!   `cpu.stat` counts its CPU time and whose `cgroup.kill` ends it. Without one, the
 //!   cpuacct controller counts, and the freezer stops the processes before they are
 //!   killed, so none can fork away. (Each hierarchy a run joins costs a move of the

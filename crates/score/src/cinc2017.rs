@@ -1,13 +1,13 @@
 //! PhysioNet/CinC Challenge 2017 (AF classification from a short single-lead ECG): the
-//! official scoring of `answers.txt` against `REFERENCE.csv`, as specified in
-//! `shared/specs/physionet2022_2017.md` §2.4.
+//! official scoring of `answers.txt` against `REFERENCE.csv`, as `docs/scoring.md`
+//! (*cinc2017*) defines it.
 //!
 //! Per class k of N (normal), A (AF), O (other rhythm), ~ (noisy):
 //! F1_k = 2·AA[k][k] / (Σ reference k + Σ answered k). The ranking number of the official
 //! phase is (F1n + F1a + F1o)/3; the 4-class mean of the sample entry and unofficial
 //! phase is reported too.
 //!
-//! Decisions (DESIGN.md): a record without an answer counts as `~`; the first answer for a
+//! Decisions (docs/architecture.md): a missing answer counts as `~`; the first answer for a
 //! record counts and later ones are errors; labels outside {N, A, O, ~} are errors that
 //! name the line (the official scorer stops on them, which official-compat mode
 //! reproduces as a clear failure). A class that neither the reference nor the answers

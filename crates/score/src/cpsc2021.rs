@@ -1,5 +1,5 @@
 //! CPSC 2021 (paroxysmal AF event detection): the official `score_2021.py`, final version
-//! `d3ecd29`, as specified in `shared/specs/cpsc2021.md` §3.
+//! `d3ecd29`, as `docs/scoring.md` (*cpsc2021*) defines it.
 //!
 //! Per record: U = Ur + Ue, where Ur = R[true class][predicted class] and
 //! Ue = (Σ onset[int(s)] + offset[int(e)]) × Ma / max(Ma, Mr) over the predicted episodes
@@ -48,7 +48,7 @@ impl Class {
     }
 }
 
-/// Ur = R[true][predicted], rows and columns in the order N, AFf, AFp (spec §3.3).
+/// Ur = R[true][predicted], rows and columns in the order N, AFf, AFp (`docs/scoring.md`).
 const RHYTHM_SCORE: [[f64; 3]; 3] = [[1.0, -1.0, -0.5], [-2.0, 1.0, 0.0], [-1.0, 0.0, 1.0]];
 
 /// Half-open sample ranges `[lo, hi)` with a weight; a mask's value at a sample is the sum

@@ -1,5 +1,5 @@
-//! Information transfer rate of the online P300 speller (`shared/specs/p300.md` §5–7, and
-//! DESIGN.md's P300 decisions).
+//! Information transfer rate of the online P300 speller (`docs/scoring.md`, with the
+//! P300 decisions of `docs/architecture.md` and the session rules of `docs/stream.md`).
 //!
 //! ITR(N, P, T) = (log2 N + P·log2 P + (1−P)·log2((1−P)/(N−1))) · 60/T bits per minute,
 //! with N = 36 characters, P the accuracy and T the mean time per character. A trial that
@@ -23,7 +23,7 @@ pub const MAX_SEQUENCES: u32 = 5;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Trial {
-    /// A valid report, made after `sequences` sequences (counted as in p300.md §5.2).
+    /// A valid report, made after `sequences` sequences (counted as `docs/stream.md` says).
     Reported { correct: bool, sequences: u32 },
     /// No valid report: wrong, and the full trial time.
     NoReport,
@@ -122,7 +122,7 @@ pub fn summarize(subjects: Vec<Subject>) -> Summary {
 mod tests {
     use super::*;
 
-    /// The reference table of p300.md §7: k correct of 32, mean sequences m.
+    /// The reference table of `docs/challenges.md`: k correct of 32, mean sequences m.
     #[test]
     fn reference_table() {
         let table: [(u32, [f64; 5]); 7] = [

@@ -1,6 +1,6 @@
 //! PhysioNet Challenge 2022 (heart murmur and clinical outcome from PCG): the official
-//! `evaluate_model.py` (final version, with the cost metric), as specified in
-//! `shared/specs/physionet2022_2017.md` §1.3 and §1.5–1.7.
+//! `evaluate_model.py` (final version, with the cost metric), as `docs/scoring.md`
+//! (*physionet2022*) defines it.
 //!
 //! One output CSV per patient (`#id`, class names, binary labels, scalar scores) against
 //! the `#Murmur:` and `#Outcome:` lines of the patient `.txt` files. Two tasks, each with:
@@ -13,7 +13,7 @@
 //! as `strip().casefold()`, the last duplicate class wins, and "enforce positives" turns a
 //! row without exactly one positive into Present/Abnormal, for labels and outputs alike.
 //!
-//! Decisions (DESIGN.md, spec §1.8): in strict mode a missing output, or one the official
+//! Decisions (docs/architecture.md): in strict mode a missing output, or one the official
 //! code would crash on (fewer than 4 lines, a matched class without a value, not UTF-8;
 //! also four lines that do not end within the 4 MiB we read),
 //! or whose lines 3–4 do not have one value per class of line 2, is scored as the "empty"
@@ -1136,7 +1136,7 @@ mod tests {
         format!("#{p}\n{CLASS_LINE}\n{binaries}\n{scores}\n")
     }
 
-    /// Test vector T2 of spec §1.11: 12 patients exercising the edge cases, with the
+    /// Test vector T2 (`docs/scoring.md`): 12 patients exercising the edge cases, with the
     /// figures the official evaluate_model.py gives.
     fn t2() -> tempfile::TempDir {
         let labels = [
@@ -1251,7 +1251,7 @@ mod tests {
         assert!(text.starts_with(official), "{text}");
     }
 
-    /// Test vector T1 of spec §1.11: the official test set's composition, every output
+    /// Test vector T1 (`docs/scoring.md`): the official test set's composition, every output
     /// Present/Abnormal with constant scores; the published trivial-baseline rows.
     #[test]
     fn t1_constant_outputs_on_the_test_set_composition() {
@@ -1594,7 +1594,7 @@ mod tests {
 
     #[test]
     fn cost_sanity_figures() {
-        // Always refer: 10 + 10000 + 10000·p; never refer: 35 + 50000·p (spec §1.7).
+        // Always refer: 10 + 10000 + 10000·p; never refer: 35 + 50000·p (docs/scoring.md).
         let abnormal = [true, false, false, false];
         close(mean_cost(&[true; 4], &abnormal), 10.0 + 10000.0 + 2500.0);
         close(mean_cost(&[false; 4], &abnormal), 35.0 + 12500.0);

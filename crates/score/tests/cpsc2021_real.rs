@@ -1,6 +1,6 @@
 //! The CPSC 2021 scorer on the real labels of `../shared/data/cpsc2021`: the test vectors of
-//! specs/cpsc2021.md §3.7 (verified there with the official scorer), perfect predictions
-//! scoring the maximum, and every invalid-prediction quirk of §4 giving a listed error in
+//! `docs/scoring.md` (each checked with the official scorer), perfect predictions
+//! scoring the maximum, and every invalid-prediction quirk giving a listed error in
 //! strict mode and a clear failure in official-compat mode, never a crash.
 
 use formats::mat::{NumericArray, NumericData, write_v4_file};
@@ -87,7 +87,7 @@ fn masks_of_data_92_12_and_data_84_1() {
     assert!(rec.offset_at(103617) < 1.0);
 }
 
-/// specs/cpsc2021.md §3.7, each vector in both modes where the official scorer accepts it.
+/// `docs/scoring.md`, each vector in both modes where the official scorer accepts it.
 #[test]
 fn test_vectors_of_the_spec() {
     let Some(r) = reference("test_vectors_of_the_spec") else {
@@ -128,7 +128,7 @@ fn test_vectors_of_the_spec() {
         assert_eq!(u(&r, "data_92_12", p, Mode::Strict).unwrap(), -1.0, "{p}");
     }
     // data_92_19 (AFp, Ma = 2)
-    // The markers (as in labels.csv); the spec's episodes are the first and last AF beats.
+    // The markers (as in labels.csv); the test vectors' episodes are the first and last AF beats.
     let rec = record(&r, "data_92_19");
     assert_eq!(rec.episodes, [(14873, 18427), (54784, 62702)]);
     assert_eq!(both(&r, "data_92_19", "[[14903,18397],[54814,62672]]"), 5.0);
@@ -237,7 +237,7 @@ fn perfect_predictions_score_the_maximum() {
     );
 }
 
-/// §4: every invalid prediction is a listed error in strict mode (scored as `[]`), and a
+/// Every invalid prediction is a listed error in strict mode (scored as `[]`), and a
 /// clear failure in official-compat mode where the official scorer crashes.
 #[test]
 fn invalid_predictions_are_listed_not_fatal() {

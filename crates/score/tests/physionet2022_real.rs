@@ -1,8 +1,9 @@
 //! The PhysioNet 2022 scorer on the real labels of `../shared/data/circor2022` (46
 //! patients: 16 Present, 12 Unknown, 18 Absent; 28 Abnormal, 18 Normal): the labels agree
 //! with the typed patient-file reader, perfect outputs score the maximum, the trivial
-//! answer scores what the formulas say, and every broken output of the spec's quirk list
-//! (§1.5, §1.8) is listed in strict mode and a clear failure in compat mode, never a crash.
+//! answer scores what the formulas say, and every broken output of the official
+//! reader's quirks (`docs/scoring.md`) is listed in strict mode and a clear failure in
+//! compat mode, never a crash.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,7 @@ fn write_outputs(
     }
 }
 
-/// Spec §1.7: mean cost per patient from the referral counts.
+/// `docs/scoring.md`: mean cost per patient from the referral counts.
 fn expected_cost(tp: f64, fp: f64, fn_: f64, tn: f64) -> f64 {
     let n = tp + fp + fn_ + tn;
     let x = (tp + fp) / n;
@@ -122,7 +123,7 @@ fn trivial_outputs_score_the_formulas() {
     let r = score(&reference, out.path(), Mode::Strict).unwrap();
     assert_eq!(r.score, 80.0 / 134.0);
     assert_eq!(r.outcome.weighted_accuracy, 140.0 / 158.0);
-    // Always refer: 10 + 10000 + 10000·p (spec §1.7).
+    // Always refer: 10 + 10000 + 10000·p (docs/scoring.md).
     close(r.outcome_cost, 10.0 + 10000.0 + 10000.0 * 28.0 / 46.0);
     close(r.murmur.cost, r.outcome_cost);
     assert_eq!(r.murmur.per_class.accuracy, [1.0, 0.0, 0.0]);

@@ -1,5 +1,5 @@
-//! Simulated real-time sessions of the online P300 speller (`shared/specs/p300.md` §4–5 and
-//! DESIGN.md's P300 decisions): the host side of the BCI contest's streaming framework.
+//! Simulated real-time sessions of the online P300 speller (`docs/stream.md`, with the
+//! contest's rules in `docs/challenges.md`): the host side of its streaming framework.
 //!
 //! A [`Session`] plays the blocks of every subject, subjects in a seeded shuffled order,
 //! as 40 ms packets of 10 samples with all rows (EEG and the trigger row last), the trial
@@ -48,7 +48,7 @@ pub const TRIAL_END: u32 = 241;
 pub const FLASHES_FOR_A_SEQUENCE: usize = 3;
 
 /// The end (exclusive) of the packet holding block-relative sample `pos`:
-/// `(⌊pos/10⌋ + 1)·10` (DESIGN.md: the clean form, not the family's `ceil`).
+/// `(⌊pos/10⌋ + 1)·10` (docs/architecture.md: the clean form, not the framework's `ceil`).
 pub fn seg_end(pos: usize) -> usize {
     (pos / PACKET_SAMPLES + 1) * PACKET_SAMPLES
 }

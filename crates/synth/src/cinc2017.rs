@@ -1,6 +1,6 @@
 //! PhysioNet/CinC 2017 (AF classification): `A00001.hea` + `A00001.mat`, `REFERENCE.csv`
 //! and `RECORDS`, laid out as the challenge's training set is
-//! (`shared/specs/physionet2022_2017.md` §2.1, `shared/data/README.md`):
+//! (`docs/challenges.md`, checked on the records of `../shared/data`):
 //!
 //! - `.mat`: MATLAB level 4, one variable `val`, int16, 1×N, in µV (1000 per mV).
 //! - `.hea`: `A00001 1 300 9000 2014-05-08 05:05:15` (date before time, as the real

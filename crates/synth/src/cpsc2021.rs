@@ -1,6 +1,6 @@
 //! CPSC 2021 (paroxysmal AF episodes): `RECORDS` and `data_<subject>_<n>.hea/.dat/.atr`,
-//! laid out as the challenge's training records are (`shared/specs/cpsc2021.md` §1,
-//! `shared/data/README.md`):
+//! laid out as the challenge's training records are (`docs/challenges.md`, checked on the
+//! records of `../shared/data`):
 //!
 //! - header: 2 signals `I` and `II`, 200 Hz, format 16, a floating-point gain and a
 //!   baseline chosen as wfdb-python's `wrsamp` chooses them (the full 16-bit range spans

@@ -1,4 +1,4 @@
-//! Online P300 speller blocks (`shared/specs/p300.md` §3, §4, §6, §9.2) in the organiser
+//! Online P300 speller blocks (`docs/challenges.md`, *BCI contest*) in the organiser
 //! layout, stored as `.npy`: `<out>/S01/block_1.npy`, `<out>/S02/block_1.npy`, … (one block
 //! per subject), each a float32 array of shape (65, n) at 250 Hz. Rows 0–63 are the 64
 //! channels of the Neuracle cap in [`CHANNELS`] order (in µV), row 64 the trigger row: 0
@@ -84,7 +84,7 @@ pub const ROWS: usize = 65;
 /// The trigger row's index.
 pub const TRIGGER_ROW: usize = 64;
 
-/// The Neuracle 64-channel cap in row order (p300.md §3).
+/// The Neuracle 64-channel cap in row order (docs/challenges.md).
 pub const CHANNELS: [&str; 64] = [
     "Fpz", "Fp1", "Fp2", "AF3", "AF4", "AF7", "AF8", "Fz", "F1", "F2", "F3", "F4", "F5", "F6",
     "F7", "F8", "FCz", "FC1", "FC2", "FC3", "FC4", "FC5", "FC6", "FT7", "FT8", "Cz", "C1", "C2",
@@ -97,14 +97,14 @@ pub const PZ: usize = 42;
 /// Rows from here on are ECG and EOG, not EEG.
 const FIRST_NON_EEG: usize = 59;
 
-/// The 6×6 speller matrix, row-major (p300.md §6).
+/// The 6×6 speller matrix, row-major (docs/challenges.md).
 pub const MATRIX: [char; 36] = [
     'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S',
     'T', 'U', 'V', 'W', 'X', 'Y', 'Z', '1', '2', '3', '4', '5', '6', '7', '8', '9', '_',
 ];
 
 /// The two flash groups (codes 1–12) each character of [`MATRIX`] belongs to, by row-major
-/// index (p300.md §6): a constant-weight 2-of-12 code, every pair distinct.
+/// index (docs/challenges.md): a constant-weight 2-of-12 code, every pair distinct.
 pub const GROUPS: [(u8, u8); 36] = [
     (1, 4),  // A
     (1, 5),  // B
@@ -687,7 +687,7 @@ mod tests {
         assert_eq!(MATRIX[26], '1');
         assert_eq!(target_code(35), 136);
         assert_eq!(MATRIX[35], '_');
-        // Spot checks against p300.md §6.
+        // Spot checks against the table in docs/challenges.md.
         let of = |c: char| GROUPS[MATRIX.iter().position(|&m| m == c).unwrap()];
         assert_eq!(of('H'), (2, 5));
         assert_eq!(of('2'), (1, 10));

@@ -1,6 +1,6 @@
 //! PhysioNet 2022 (heart murmur and clinical outcome): a CirCor DigiScope
 //! `training_data` folder, laid out as the challenge's training set is
-//! (`shared/specs/physionet2022_2017.md` §1.2, `shared/data/README.md`):
+//! (`docs/challenges.md`, checked on the patients of `../shared/data`):
 //!
 //! - `<pid>.txt`: `<pid> <n> 4000`, one `<loc> <pid>_<loc>.hea <…>.wav <…>.tsv` line per
 //!   recording (sites in the order AV, PV, TV, MV, Phc; `_1`, `_2` for a site recorded

@@ -9,7 +9,46 @@
 //! Not for production code: nothing outside `[dev-dependencies]` may use it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// A [`Command`] for the `physiojudge` binary built for the calling test or bench (only
+/// the `physiojudge` package's own tests and benches have it), set up by [`command`] with
+/// that build's temporary folder.
+#[macro_export]
+macro_rules! physiojudge_command {
+    () => {
+        $crate::command(
+            env!("CARGO_BIN_EXE_physiojudge"),
+            env!("CARGO_TARGET_TMPDIR"),
+        )
+    };
+}
+
+/// Runs the `physiojudge` binary (as [`physiojudge_command!`] makes it) with the given
+/// arguments and returns its [`Output`]; panics only when it cannot be started.
+#[macro_export]
+macro_rules! physiojudge {
+    ($args:expr) => {
+        $crate::output($crate::physiojudge_command!().args($args))
+    };
+}
+
+/// What [`physiojudge_command!`] expands to: `bin` with `XDG_DATA_HOME` at
+/// `<tmp>/xdg-data-home` (so that default output folders never land in `$HOME`) and
+/// `PHYSIOJUDGE_RUNTIME_DIR` at `<tmp>/runtime` (one Python runtime for every test and
+/// bench of the build; `runtime setup` builds it once). A test may override either.
+pub fn command(bin: &str, tmp: &str) -> Command {
+    let mut c = Command::new(bin);
+    c.env("XDG_DATA_HOME", Path::new(tmp).join("xdg-data-home"))
+        .env("PHYSIOJUDGE_RUNTIME_DIR", Path::new(tmp).join("runtime"));
+    c
+}
+
+/// Runs `c` to the end and returns its output; panics only when it cannot be started.
+pub fn output(c: &mut Command) -> Output {
+    c.output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", c.get_program().to_string_lossy()))
+}
 
 /// The workspace root (two levels above this crate).
 pub fn workspace_root() -> PathBuf {

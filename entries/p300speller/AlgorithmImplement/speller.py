@@ -23,7 +23,7 @@ assert len(CHANNELS) == 64
 
 # The 6x6 matrix, row-major: character i reports code 101 + i.
 MATRIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789_"
-# The two flash groups (1-12) of each character (shared/specs/p300.md section 6).
+# The two flash groups (1-12) of each character (docs/challenges.md).
 GROUPS = (
     (1, 4), (1, 5), (1, 6), (1, 7), (1, 8), (1, 9),
     (2, 10), (2, 5), (2, 6), (2, 7), (2, 8), (2, 9),

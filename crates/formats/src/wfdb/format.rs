@@ -173,7 +173,7 @@ impl Format {
     }
 
     /// Bytes that hold `n` samples starting at a group boundary, as written by the WFDB
-    /// library (a partial last group is stored in fewer bytes; see specs/wfdb.md).
+    /// library (a partial last group is stored in fewer bytes; see docs/formats.md).
     pub fn bytes_written(self, n: u64) -> u64 {
         let (gs, gb) = self.group();
         let full = (n / gs).saturating_mul(gb);

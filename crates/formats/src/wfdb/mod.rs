@@ -2,7 +2,7 @@
 //! exactly as the WFDB Software Package's header(5), signal(5) and annotation(5) describe.
 //!
 //! Where wfdb-python (our test oracle) departs from the specification, we follow the
-//! specification; `shared/specs/wfdb.md` lists those corners and the oracle tests document
+//! specification; `docs/formats.md` lists those corners and the oracle tests document
 //! each difference.
 
 pub mod annotation;
