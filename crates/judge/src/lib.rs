@@ -14,6 +14,7 @@
 
 pub mod challenge;
 pub mod dataset;
+mod judging;
 pub mod outputs;
 pub mod pipeline;
 pub mod requirements;
@@ -25,7 +26,8 @@ pub mod visibility;
 pub mod workdir;
 
 pub use challenge::{Challenge, Interface};
-pub use pipeline::{Evaluation, Progress, evaluate};
+pub use judging::{CancelToken, Judge, Request};
+pub use pipeline::{Evaluation, Event, Progress, evaluate};
 pub use result::{EvalResult, Outcome};
 pub use workdir::WorkDir;
 

@@ -21,6 +21,7 @@ use sandbox::{InitProgram, RunConfig, Verdict};
 
 use crate::challenge::{Challenge, Interface, ScorerId};
 use crate::dataset::{Dataset, Item, materialise, shown_files};
+pub use crate::judging::CancelToken;
 use crate::outputs::{collect, read_capped};
 use crate::result::{
     Counts, EntryVerdict, EvalResult, JudgeFailure, Outcome, Reason, RecordState, RecordStatus,
@@ -45,14 +46,26 @@ const DRIVERS: [(&str, &str); 3] = [
     ("run_model.py", include_str!("../drivers/run_model.py")),
 ];
 
-/// What the caller hears while an evaluation runs (to draw progress).
-pub trait Progress {
-    /// A stage starts; `items` records will be reported (0: no per-record progress).
-    fn stage(&mut self, _stage: Stage, _items: usize) {}
-    /// One more record of the current stage is done.
-    fn record(&mut self) {}
+/// What the caller hears while an evaluation runs (to draw progress, or to tell a
+/// server's clients).
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A stage starts; `records` will be reported one by one (0: no per-record progress).
+    Stage { stage: Stage, records: usize },
+    /// `done` of the stage's `total` records are done, `elapsed` into the stage.
+    Record {
+        stage: Stage,
+        done: usize,
+        total: usize,
+        elapsed: Duration,
+    },
     /// The stage ended.
-    fn done(&mut self, _report: &StageReport) {}
+    Done(&'a StageReport),
+}
+
+/// Hears an evaluation's [`Event`]s.
+pub trait Progress {
+    fn event(&mut self, _event: Event<'_>) {}
 }
 
 /// No progress output.
@@ -72,6 +85,9 @@ pub struct Evaluation<'a> {
     pub init: InitProgram,
     /// The sandbox slot (concurrent evaluations use different slots).
     pub slot: u32,
+    /// Set by the caller to stop the evaluation (checked between records and stages,
+    /// and by the sandbox while a run goes on).
+    pub cancel: Option<CancelToken>,
 }
 
 /// A log capped at [`LOG_CAP`], marked when cut.
@@ -184,6 +200,8 @@ struct Run<'a, 'p> {
     entry: PathBuf,
     uid: u32,
     progress: &'p mut dyn Progress,
+    /// The current stage, when it started, its records and how many are done.
+    current: (Stage, Instant, usize, usize),
     stages: Vec<StageReport>,
     /// The entry's own `answers.txt` (per-record interface), kept before the quiz.
     submitted: Option<Vec<u8>>,
@@ -217,6 +235,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         entry,
         uid: sandbox::run::BASE_ID + ev.slot,
         progress,
+        current: (Stage::Prep, Instant::now(), 0, 0),
         stages: Vec::new(),
         submitted: None,
         dry_run: false,
@@ -296,10 +315,10 @@ impl Run<'_, '_> {
         let mut quiz_score = None;
         let mut exam_score = None;
         let mut ok = self.prep()?;
-        if ok && has_train(c, &splits.training) {
+        if ok && has_train(c, &splits.training) && !self.cancelled() {
             ok = self.train(&splits.training)?;
         }
-        if ok {
+        if ok && !self.cancelled() {
             let (passed, score) = self.test(Stage::Quiz, &splits.quiz)?;
             quiz_score = score;
             ok = passed;
@@ -310,12 +329,12 @@ impl Run<'_, '_> {
                 "DRYRUN: the entry asked to stop after the quiz",
             );
             self.skip(Stage::Score, "DRYRUN: no score");
-        } else if ok {
+        } else if ok && !self.cancelled() {
             let (passed, score) = self.test(Stage::Exam, &splits.exam)?;
             ok = passed;
             exam_score = score;
             let t = Instant::now();
-            self.progress.stage(Stage::Score, 0);
+            self.started(Stage::Score, 0);
             let outcome = match &exam_score {
                 Some(_) if ok => Outcome::Passed,
                 _ => Outcome::Skipped {
@@ -344,6 +363,8 @@ impl Run<'_, '_> {
                     "the split has no training subjects"
                 } else if stage == Stage::Train && !has_train(c, &splits.training) {
                     "this challenge has no train stage"
+                } else if self.cancelled() {
+                    "the evaluation was stopped"
                 } else if failed {
                     "an earlier stage failed"
                 } else {
@@ -353,7 +374,9 @@ impl Run<'_, '_> {
             }
         }
         self.stages.sort_by_key(|s| s.stage as u8);
-        let verdict = if failed {
+        let verdict = if self.cancelled() {
+            EntryVerdict::Stopped
+        } else if failed {
             EntryVerdict::Failed
         } else if self.dry_run {
             EntryVerdict::DryRun
@@ -393,6 +416,29 @@ impl Run<'_, '_> {
         })
     }
 
+    fn cancelled(&self) -> bool {
+        self.ev
+            .cancel
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled)
+    }
+
+    fn started(&mut self, stage: Stage, records: usize) {
+        self.current = (stage, Instant::now(), records, 0);
+        self.progress.event(Event::Stage { stage, records });
+    }
+
+    fn record_done(&mut self) {
+        let (stage, t, total, done) = &mut self.current;
+        *done += 1;
+        self.progress.event(Event::Record {
+            stage: *stage,
+            done: *done,
+            total: *total,
+            elapsed: t.elapsed(),
+        });
+    }
+
     fn skip(&mut self, stage: Stage, why: &str) {
         self.stages.push(StageReport {
             stage,
@@ -413,6 +459,13 @@ impl Run<'_, '_> {
         counts: Option<Counts>,
         log: Option<String>,
     ) -> bool {
+        // Whatever a run did once the caller had stopped it, the stage was stopped.
+        let outcome = match outcome {
+            Outcome::Failed { .. } if self.cancelled() => Outcome::Failed {
+                reason: Reason::Stopped,
+            },
+            o => o,
+        };
         let passed = outcome == Outcome::Passed;
         let hidden = matches!(stage, Stage::Exam | Stage::Score);
         // A hidden stage's times in whole seconds: to the nanosecond they are a channel
@@ -440,7 +493,7 @@ impl Run<'_, '_> {
             counts,
             log,
         };
-        self.progress.done(&report);
+        self.progress.event(Event::Done(&report));
         self.stages.push(report);
         passed
     }
@@ -501,7 +554,7 @@ impl Run<'_, '_> {
 
     fn prep(&mut self) -> Result<bool, JudgeError> {
         let t = Instant::now();
-        self.progress.stage(Stage::Prep, 0);
+        self.started(Stage::Prep, 0);
         let mut log = Log::new();
         let outcome = self.prep_inner(&mut log)?;
         let log = self.save_log(Stage::Prep, log)?;
@@ -621,7 +674,7 @@ impl Run<'_, '_> {
 
     fn train(&mut self, items: &[Item]) -> Result<bool, JudgeError> {
         let t = Instant::now();
-        self.progress.stage(Stage::Train, 0);
+        self.started(Stage::Train, 0);
         let mut log = Log::new();
         let data = self.work.join("train/data");
         mkdir(&data)?;
@@ -693,7 +746,7 @@ impl Run<'_, '_> {
             return Ok((true, None));
         }
         let quiz = stage == Stage::Quiz;
-        self.progress.stage(stage, items.len());
+        self.started(stage, items.len());
         let mut log = Log::new();
         let dir = self.work.join(stage.as_str());
         let data = dir.join("data");
@@ -755,6 +808,11 @@ impl Run<'_, '_> {
         // The quiz stops at the first failure. The exam never does: a failed run leaves
         // its records without output, scored as the default answer — only the judge's own
         // failure or the stage cap ends it.
+        // A run the caller stopped ends the stage, quiz or exam, whatever it did.
+        let stopped = match stopped {
+            None if self.cancelled() => Some(Reason::Stopped),
+            s => s,
+        };
         let outcome = match (stopped, first_failure) {
             (Some(reason), _) if quiz => Outcome::Failed { reason },
             (
@@ -762,7 +820,8 @@ impl Run<'_, '_> {
                     reason @ (Reason::Internal { .. }
                     | Reason::StageTimeLimit { .. }
                     | Reason::ComputeBudget { .. }
-                    | Reason::Leftovers { .. }),
+                    | Reason::Leftovers { .. }
+                    | Reason::Stopped),
                 ),
                 _,
             ) => Outcome::Failed { reason },
@@ -822,7 +881,7 @@ impl Run<'_, '_> {
             &r,
         );
         for _ in items {
-            self.progress.record();
+            self.record_done();
         }
         let res = &r.result;
         let stopped = match res.verdict {
@@ -921,7 +980,7 @@ impl Run<'_, '_> {
             );
         }
         for _ in items {
-            self.progress.record();
+            self.record_done();
         }
         if stage == Stage::Quiz && !self.c.reveal_quiz_labels {
             write_json(&self.ev.out.join("private/quiz-session.json"), &result)?;
@@ -992,6 +1051,9 @@ impl Run<'_, '_> {
         let mut stopped = None;
         let started = Instant::now();
         for item in items {
+            if stopped.is_none() && self.cancelled() {
+                stopped = Some(Reason::Stopped);
+            }
             if stopped.is_some() {
                 records.push(status(&item.id, RecordState::NotRun, None, None));
                 continue;
@@ -1035,7 +1097,7 @@ impl Run<'_, '_> {
                 let _ = std::fs::remove_file(p);
             }
             log.run(&format!("next.sh {}", item.id), &r);
-            self.progress.record();
+            self.record_done();
             let new = match read_capped(&answers, ANSWER_CAP) {
                 Ok(a) => a.unwrap_or_default(),
                 Err(why) => {

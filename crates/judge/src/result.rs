@@ -77,6 +77,8 @@ pub enum Reason {
     Leftovers { message: String },
     /// The judge or the sandbox failed: not the entry's fault.
     Internal { message: String },
+    /// The caller stopped the evaluation during this stage.
+    Stopped,
 }
 
 impl std::fmt::Display for Reason {
@@ -150,6 +152,7 @@ impl std::fmt::Display for Reason {
                     line(message)
                 )
             }
+            Reason::Stopped => write!(f, "stopped by the judge's caller (not the entry's doing)"),
             Reason::Internal { message } => {
                 write!(f, "judge error (not the entry's fault): {}", line(message))
             }
@@ -262,6 +265,9 @@ pub enum EntryVerdict {
     DryRun,
     /// The judge could not finish (see `error`): not the entry's doing, never charged.
     Error,
+    /// The caller stopped the evaluation (a cancelled submission, a judge shutting
+    /// down): not the entry's doing.
+    Stopped,
 }
 
 /// Why the judge could not finish an evaluation, and whose fault that is.

@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use judge::Challenge;
 use judge::result::EntryVerdict;
 
 #[derive(Args)]
@@ -147,10 +146,9 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
         None => crate::output::run_folder("demo", "")?,
     };
     std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
-    let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let judge = crate::evaluate_cmd::judge(0)?;
     let mut rows = Vec::new();
     for (id, trivial) in TRIVIAL {
-        let challenge = Challenge::built_in(id)?;
         let data = base.join("data").join(id);
         let summary = crate::evaluate_cmd::generate(id, &data, a.seed, a.records)
             .with_context(|| format!("generating {id} data"))?;
@@ -178,7 +176,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
             eprintln!("== {label}");
             let dest = base.join("results").join(label.replace(' ', "-"));
             let t = Instant::now();
-            let r = crate::evaluate_cmd::evaluate(&challenge, &entry, &data, &dest, 0, quiet)?;
+            let r = crate::evaluate_cmd::evaluate(&judge, id, &entry, &data, &dest)?;
             rows.push(Row {
                 challenge: id.to_string(),
                 entry: label.split(' ').next().unwrap_or_default().to_string(),
@@ -228,6 +226,7 @@ fn leaderboard(rows: &[Row], out: &mut dyn Write) -> Result<()> {
                 EntryVerdict::Failed => "FAILED",
                 EntryVerdict::DryRun => "dry run",
                 EntryVerdict::Error => "ERROR",
+                EntryVerdict::Stopped => "stopped",
             };
             writeln!(
                 out,

@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use judge::result::{EntryVerdict, Outcome, Stage, StageReport};
-use judge::{Challenge, EvalResult, Progress};
+use judge::result::{EntryVerdict, Outcome};
+use judge::{Challenge, EvalResult, Event, Progress};
 
 /// The seed of generated data, for `evaluate` without `--data` and for `demo`.
 pub const DEFAULT_SEED: u64 = 2026;
@@ -77,51 +77,91 @@ pub struct EvaluateArgs {
     pub json: bool,
 }
 
-/// Progress bars on stderr, one per stage (hidden when stderr is not a terminal).
+/// Progress on stderr: a bar per stage with its name and elapsed time on a terminal,
+/// plain lines (at most one a second, and each stage's end) when stderr is a file or a
+/// pipe (CI logs, `2>&1 | tee`).
 struct Bars {
     bar: Option<ProgressBar>,
-    quiet: bool,
+    terminal: bool,
+    /// When the last plain line was printed.
+    last_line: Option<std::time::Instant>,
+}
+
+impl Bars {
+    fn new() -> Bars {
+        Bars {
+            bar: None,
+            terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            last_line: None,
+        }
+    }
 }
 
 impl Progress for Bars {
-    fn stage(&mut self, stage: Stage, items: usize) {
-        if self.quiet {
-            return;
-        }
-        let bar = if items > 0 {
-            ProgressBar::new(items as u64).with_style(
-                ProgressStyle::with_template(
-                    "{prefix:>6} [{bar:30}] {pos}/{len} records {elapsed}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            )
-        } else {
-            let b = ProgressBar::new_spinner();
-            b.enable_steady_tick(Duration::from_millis(120));
-            b
-        };
-        bar.set_draw_target(ProgressDrawTarget::stderr());
-        bar.set_prefix(stage.as_str());
-        self.bar = Some(bar);
-    }
-
-    fn record(&mut self) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        }
-    }
-
-    fn done(&mut self, report: &StageReport) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-        if !self.quiet {
-            eprintln!(
-                "{:>6}: {}",
-                report.stage.as_str(),
-                outcome_text(&report.outcome)
-            );
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Stage { stage, records } if self.terminal => {
+                let bar = if records > 0 {
+                    ProgressBar::new(records as u64).with_style(
+                        ProgressStyle::with_template(
+                            "{prefix:>6} [{bar:30}] {pos}/{len} records {elapsed}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                    )
+                } else {
+                    let b = ProgressBar::new_spinner().with_style(
+                        ProgressStyle::with_template("{prefix:>6} {spinner} {elapsed}")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
+                    b.enable_steady_tick(Duration::from_millis(120));
+                    b
+                };
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.set_prefix(stage.as_str());
+                self.bar = Some(bar);
+            }
+            Event::Stage { stage, records } => {
+                match records {
+                    0 => eprintln!("{:>6}: started", stage.as_str()),
+                    n => eprintln!("{:>6}: started, {n} records", stage.as_str()),
+                }
+                self.last_line = Some(std::time::Instant::now());
+            }
+            Event::Record { .. } if self.terminal => {
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                }
+            }
+            Event::Record {
+                stage,
+                done,
+                total,
+                elapsed,
+            } => {
+                let due = self
+                    .last_line
+                    .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+                if due || done == total {
+                    eprintln!(
+                        "{:>6}: {done}/{total} records, {:.0} s",
+                        stage.as_str(),
+                        elapsed.as_secs_f64()
+                    );
+                    self.last_line = Some(std::time::Instant::now());
+                }
+            }
+            Event::Done(report) => {
+                if let Some(b) = self.bar.take() {
+                    b.finish_and_clear();
+                }
+                eprintln!(
+                    "{:>6}: {} ({:.0} s)",
+                    report.stage.as_str(),
+                    outcome_text(&report.outcome),
+                    report.wall_time_s
+                );
+            }
         }
     }
 }
@@ -134,30 +174,37 @@ fn outcome_text(o: &Outcome) -> String {
     }
 }
 
-/// Runs one evaluation with progress on stderr.
-pub fn evaluate(
-    challenge: &Challenge,
-    entry: &Path,
-    data: &Path,
-    out: &Path,
-    slot: u32,
-    quiet: bool,
-) -> Result<EvalResult> {
+/// The judge of this process: the runtime set up by `physiojudge runtime setup`, this
+/// binary as the sandbox's init program, and the one sandbox slot `slot`.
+pub fn judge(slot: u32) -> Result<judge::Judge> {
     let rt = runtime::Runtime::open(&runtime::default_dir()).context(
         "the Python runtime entries run with is not set up: run `physiojudge runtime setup`",
     )?;
+    let end = slot.checked_add(1).context("--slot is too large")?;
+    Ok(judge::Judge::new(
+        rt,
+        crate::sandbox_cmd::init_program()?,
+        slot..end,
+    )?)
+}
+
+/// Runs one evaluation with progress on stderr.
+pub fn evaluate(
+    judge: &judge::Judge,
+    challenge: &str,
+    entry: &Path,
+    data: &Path,
+    out: &Path,
+) -> Result<EvalResult> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let ev = judge::Evaluation {
+    let request = judge::Request {
         challenge,
         entry,
         data,
         out,
-        runtime: &rt,
-        init: crate::sandbox_cmd::init_program()?,
-        slot,
+        cancel: None,
     };
-    let mut bars = Bars { bar: None, quiet };
-    Ok(judge::evaluate(&ev, &mut bars)?)
+    Ok(judge.evaluate(&request, &mut Bars::new())?)
 }
 
 pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
@@ -172,7 +219,8 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
             challenge.id
         );
     }
-    let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut judge = judge(a.slot)?;
+    judge.add_challenge(challenge.clone());
     // Without --data, synthetic data lives as long as the evaluation.
     let generated;
     let data = match &a.data {
@@ -190,7 +238,7 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
         Some(p) => p.clone(),
         None => crate::output::run_folder("evaluate", &format!("{}-", challenge.id))?,
     };
-    let result = evaluate(&challenge, &a.entry, &data, &dest, a.slot, quiet);
+    let result = evaluate(&judge, &challenge.id, &a.entry, &data, &dest);
     if result.is_err() && a.out.is_none() {
         // Nothing was judged: give back the folder reserved for it (only if still empty).
         let _ = std::fs::remove_dir(&dest);
@@ -238,12 +286,29 @@ pub fn summary(r: &EvalResult, dir: &Path, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     writeln!(out)?;
-    if let Some(q) = &r.quiz_score {
+    // A stage that was not scored shows no number.
+    let quiz_passed = r
+        .stages
+        .iter()
+        .any(|s| s.stage == judge::result::Stage::Quiz && s.outcome == Outcome::Passed);
+    if let (Some(q), true) = (&r.quiz_score, quiz_passed) {
         writeln!(out, "quiz score {:.4}", q.score)?;
     }
-    match (r.verdict, r.score) {
-        (EntryVerdict::Scored, Some(s)) => writeln!(out, "exam score {s:.4}")?,
+    match (r.verdict, &r.exam_score) {
+        (EntryVerdict::Scored, Some(e)) => {
+            for n in &e.ranking {
+                let value = n
+                    .value
+                    .map_or("-".into(), |v| format!("{v:.*}", e.precision as usize));
+                let better = match n.better {
+                    judge::challenge::Better::Higher => "higher is better",
+                    judge::challenge::Better::Lower => "lower is better",
+                };
+                writeln!(out, "exam {:<13} {value} ({better})", n.key)?;
+            }
+        }
         (EntryVerdict::DryRun, _) => writeln!(out, "dry run: no exam, no score")?,
+        (EntryVerdict::Stopped, _) => writeln!(out, "stopped: no score")?,
         _ => writeln!(out, "not scored")?,
     }
     writeln!(out, "result     {}", dir.join("result.json").display())?;

@@ -103,9 +103,7 @@ fn stop_on_signals() {
 fn main() -> ExitCode {
     // The inside of a sandbox run: this binary, re-executed by the runner (not a user
     // command, so not in the help).
-    if std::env::args().nth(1).as_deref() == Some(sandbox_cmd::INIT_ARG) {
-        sandbox::init::main();
-    }
+    sandbox::reexec::hook();
     // clap exits with 2 on a usage error and 0 for --help/--version.
     let cli = Cli::parse();
     init_logging(cli.verbose);

@@ -11,15 +11,9 @@ use clap::{Args, Subcommand};
 use sandbox::init::Bind;
 use sandbox::{InitProgram, Limits, RunConfig, Verdict};
 
-/// The first argument that makes this binary the inside of a sandbox run.
-pub const INIT_ARG: &str = "__sandbox-init";
-
-/// How this binary starts the inside of a sandbox run (itself, with [`INIT_ARG`]).
+/// How this binary starts the inside of a sandbox run (itself: `sandbox::reexec`).
 pub fn init_program() -> anyhow::Result<InitProgram> {
-    Ok(InitProgram {
-        path: std::env::current_exe().map_err(|e| anyhow::anyhow!("finding this program: {e}"))?,
-        args: vec![INIT_ARG.to_string()],
-    })
+    sandbox::reexec::this_program().map_err(|e| anyhow::anyhow!("finding this program: {e}"))
 }
 
 #[derive(Subcommand)]

@@ -17,6 +17,7 @@ pub mod init;
 pub mod instructions;
 pub mod limits;
 mod netns;
+pub mod reexec;
 pub mod result;
 pub mod run;
 mod seccomp;
