@@ -337,6 +337,9 @@ impl Run<'_, '_> {
             self.started(Stage::Score, 0);
             let outcome = match &exam_score {
                 Some(_) if ok => Outcome::Passed,
+                _ if self.cancelled() => Outcome::Skipped {
+                    why: "the evaluation was stopped".into(),
+                },
                 _ => Outcome::Skipped {
                     why: "the exam did not finish".into(),
                 },
@@ -546,6 +549,7 @@ impl Run<'_, '_> {
         }
         cfg.limits = limits;
         cfg.slot = self.ev.slot;
+        cfg.stop = self.ev.cancel.as_ref().map(CancelToken::flag);
         cfg
     }
 

@@ -150,7 +150,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
     let mut rows = Vec::new();
     for (id, trivial) in TRIVIAL {
         let data = base.join("data").join(id);
-        let summary = crate::evaluate_cmd::generate(id, &data, a.seed, a.records)
+        let summary = synth::write_challenge(id, &data, a.seed, a.records)
             .with_context(|| format!("generating {id} data"))?;
         eprintln!("{summary}");
         let trivial_dir = base.join("entries").join(format!("trivial-{id}"));

@@ -17,36 +17,6 @@ use judge::{Challenge, EvalResult, Event, Progress};
 /// The seed of generated data, for `evaluate` without `--data` and for `demo`.
 pub const DEFAULT_SEED: u64 = 2026;
 
-/// Subjects of generated P300 speller data by default (half to train on, half examined).
-pub const P300_SUBJECTS: usize = 6;
-
-/// Writes a challenge's synthetic data set into `dir` and says what it holds: `records`
-/// records (patients; P300 subjects), or the generator's default size.
-pub fn generate(
-    challenge: &str,
-    dir: &Path,
-    seed: u64,
-    records: Option<usize>,
-) -> Result<String, synth::SynthError> {
-    if challenge == "p300speller" {
-        let params = synth::p300::P300Params {
-            subjects: records.unwrap_or(P300_SUBJECTS),
-            seed,
-            ..synth::p300::P300Params::default()
-        };
-        let written = synth::p300::write(dir, &params)?;
-        return Ok(format!(
-            "p300speller: {} subjects of {} characters, seed {seed}, snr {} in {}",
-            written.len(),
-            params.chars,
-            params.snr,
-            dir.display()
-        ));
-    }
-    let which: synth::Challenge = challenge.parse()?;
-    Ok(synth::write(which, dir, seed, records)?.to_string())
-}
-
 #[derive(Args)]
 pub struct EvaluateArgs {
     /// Challenge id: cpsc2021, cinc2017, physionet2022, p300speller.
@@ -228,7 +198,7 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
         None => {
             generated = tempfile::tempdir().context("a folder for the generated data")?;
             let dir = generated.path().join(&challenge.id);
-            let summary = generate(&challenge.id, &dir, DEFAULT_SEED, None)
+            let summary = synth::write_challenge(&challenge.id, &dir, DEFAULT_SEED, None)
                 .map_err(|e| anyhow::anyhow!("no --data given and {e}"))?;
             eprintln!("no --data: generated {summary}");
             dir

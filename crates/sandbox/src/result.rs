@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a run ended. Exactly one applies; when several limits are hit, the first in this
-/// order wins: internal error, forbidden syscall, memory, CPU time, wall time, output,
-/// then the program's own ending.
+/// order wins: internal error, forbidden syscall, stopped by the caller, memory, CPU
+/// time, wall time, output, then the program's own ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -26,12 +26,14 @@ pub enum Verdict {
     ForbiddenSyscall,
     /// The sandbox failed; not the program's fault.
     InternalError,
+    /// The caller stopped the run (`RunConfig::stop`); not the program's doing.
+    Stopped,
 }
 
 impl Verdict {
     /// Whether the program, not the sandbox, is responsible for this ending.
     pub fn charged_to_entry(self) -> bool {
-        self != Verdict::InternalError
+        !matches!(self, Verdict::InternalError | Verdict::Stopped)
     }
 }
 
@@ -48,6 +50,7 @@ impl Verdict {
             Verdict::OutputLimit => "output_limit",
             Verdict::ForbiddenSyscall => "forbidden_syscall",
             Verdict::InternalError => "internal_error",
+            Verdict::Stopped => "stopped",
         }
     }
 }

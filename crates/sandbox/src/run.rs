@@ -54,6 +54,9 @@ pub struct RunConfig {
     pub init: InitProgram,
     /// Where the cgroup hierarchies are mounted.
     pub cgroup_base: PathBuf,
+    /// Set by the caller to end the run (checked as often as the limits): every process
+    /// of the run is killed and the verdict is `stopped`.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl RunConfig {
@@ -70,6 +73,7 @@ impl RunConfig {
             cpu: None,
             init,
             cgroup_base: PathBuf::from("/sys/fs/cgroup"),
+            stop: None,
         }
     }
 }
@@ -189,6 +193,8 @@ enum Stop {
     Cpu,
     Wall,
     Output,
+    /// The caller's `RunConfig::stop`.
+    Caller,
 }
 
 /// The cgroup layout under `base`, found once per process (the hierarchies a host mounts
@@ -453,7 +459,13 @@ fn follow(
         let over = streams[1].over() || streams[2].over();
         if ended.is_none() && (over || checked.elapsed() >= CHECK_EVERY) {
             checked = Instant::now();
-            let reason = if over {
+            let stopped = cfg
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst));
+            let reason = if stopped {
+                Some(Stop::Caller)
+            } else if over {
                 Some(Stop::Output)
             } else if start.elapsed() > cfg.limits.wall_time {
                 Some(Stop::Wall)
@@ -598,6 +610,8 @@ fn ending(line: &str, killed: bool) -> Result<Ending, String> {
 }
 
 /// The verdict and its explanation, from the most to the least specific.
+const STOPPED: &str = "stopped by the caller";
+
 fn classify(
     ending: &Ending,
     forbidden: Option<String>,
@@ -609,6 +623,11 @@ fn classify(
     if let Some(call) = forbidden {
         let why = format!("stopped at a forbidden system call: {call}");
         return (Verdict::ForbiddenSyscall, Some(why));
+    }
+    // The caller's stop comes before every limit: what the program did after it was
+    // stopped is not charged to it.
+    if let Some(Stop::Caller) = stop {
+        return (Verdict::Stopped, Some(STOPPED.into()));
     }
     if oom {
         let mib = limits.memory_bytes as f64 / (1 << 20) as f64;
@@ -642,6 +661,7 @@ fn classify(
                 limits.wall_time.as_secs_f64()
             ),
         ),
+        (Some(Stop::Caller), _) => (Verdict::Stopped, STOPPED.into()),
         (Some(Stop::Output), _) => (
             Verdict::OutputLimit,
             format!("output limit of {} bytes exceeded", limits.output_bytes),

@@ -211,6 +211,37 @@ impl fmt::Display for Summary {
     }
 }
 
+/// Subjects of generated P300 speller data by default (half to train on, half examined).
+pub const P300_SUBJECTS: usize = 6;
+
+/// Writes the synthetic data set of the challenge `id` (any of the four, the P300
+/// speller's blocks included) for `seed` into `dir`, with `records` items (P300:
+/// subjects) or the default size, and says what it holds.
+pub fn write_challenge(
+    id: &str,
+    dir: &Path,
+    seed: u64,
+    records: Option<usize>,
+) -> Result<String, SynthError> {
+    if id == "p300speller" {
+        let params = p300::P300Params {
+            subjects: records.unwrap_or(P300_SUBJECTS),
+            seed,
+            ..p300::P300Params::default()
+        };
+        let written = p300::write(dir, &params)?;
+        return Ok(format!(
+            "p300speller: {} subjects of {} characters, seed {seed}, snr {} in {}",
+            written.len(),
+            params.chars,
+            params.snr,
+            dir.display()
+        ));
+    }
+    let which: Challenge = id.parse()?;
+    Ok(write(which, dir, seed, records)?.to_string())
+}
+
 /// Writes `challenge`'s synthetic data set for `seed` into `out` (created if missing; it
 /// must be empty, so that no file of another set can mix in), with `records` items
 /// (records, or patients for PhysioNet 2022; [`Challenge::default_count`] when `None`).
