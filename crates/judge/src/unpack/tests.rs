@@ -654,6 +654,47 @@ proptest! {
         }
     }
 
+    /// Valid archives with bytes changed and maybe cut short, as each kind: never a panic;
+    /// what unpacks is within the caps and as counted; refusals are short and clean (what
+    /// the fuzz target checks, on inputs near valid ones).
+    #[test]
+    fn changed_archives_keep_the_invariants(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..), 1..8),
+        cut in proptest::option::of(any::<prop::sample::Index>()),
+    ) {
+        let members: [(&str, &[u8]); 4] = [("e/d/a.py", b"print(1)\n"), ("e/b.txt", &[b'b'; 700]), ("e/c", b""), ("e/d/", b"")];
+        let z = zip_with(&members[..3]);
+        let tgz = tar_gz(|b| {
+            add_dir(b, members[3].0);
+            for (n, d) in &members[..3] { add(b, n, d) }
+        });
+        let tar = tar_of(&tgz);
+        for (kind, good) in [("e.zip", z), ("e.tgz", tgz), ("e.tar", tar)] {
+            let mut bad = good.clone();
+            for (at, xor) in &edits {
+                bad[at.index(good.len())] ^= xor;
+            }
+            if let Some(cut) = cut {
+                bad.truncate(cut.index(good.len()));
+            }
+            let caps = small(20);
+            let (d, r) = unpack_bytes(kind, &bad, caps);
+            match r {
+                Ok(u) => {
+                    prop_assert!(u.files <= caps.files && u.bytes <= caps.bytes);
+                    let t = tree(d.path());
+                    prop_assert!(t.len() <= u.files);
+                    let bytes: usize = t.values().flatten().map(Vec::len).sum();
+                    prop_assert_eq!(bytes as u64, u.bytes);
+                }
+                Err(e) => {
+                    let m = e.to_string();
+                    prop_assert!(m.chars().count() <= 600 && !m.chars().any(char::is_control), "{}", m);
+                }
+            }
+        }
+    }
+
     /// Any one byte of a zip changed: refused, or the same files with the same
     /// contents (the CRCs, sizes and names are checked twice over).
     #[test]
