@@ -27,4 +27,10 @@ mod tree;
 pub use ahead::shutdown;
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};
+/// The uid (and gid) the programs of sandbox slot `slot` run as: what a caller gives a
+/// folder the program may write to.
+pub fn slot_uid(slot: u32) -> u32 {
+    run::BASE_ID + slot
+}
+
 pub use run::{Conversation, InitProgram, Run, RunConfig, run, run_serving};

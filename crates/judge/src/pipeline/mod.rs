@@ -1,0 +1,527 @@
+//! The stages: prep → train → quiz → exam → score, for each entry interface.
+//!
+//! One file a stage (`prep`, `train`, `split` for quiz and exam, `score`) and one a
+//! driver per entry interface behind the [`driver::Driver`] trait (`folder`,
+//! `per_record`, `train_run`, `stream`): a new interface is a new driver file and one
+//! line in [`driver::for_interface`].
+//!
+//! Host folders of one evaluation (under a private work folder, `0700`, root's):
+//! `entry/` (the unpacked entry, given to the sandbox uid, mounted read-write at
+//! `/entry`, the working directory), `judge/` (our drivers, read-only at `/judge`),
+//! `<stage>/data` (what the entry may see of the split, read-only at `/data`),
+//! `<stage>/out` (read-write at `/out`), `model/` (train-run and stream: read-write at
+//! `/model` in train, read-only after).
+//!
+//! In the result folder: `result.json`, `logs/<stage>.log`, `outputs/quiz/` (the quiz
+//! outputs taken from the entry and scored; never mounted; a stream quiz's session log),
+//! and `private/` (exam log, per-record statuses, outputs or session log, and full score
+//! reports: the organiser's, never shown to a participant).
+
+mod driver;
+mod folder;
+mod log;
+mod per_record;
+mod prep;
+mod score;
+mod split;
+mod stream;
+mod train;
+mod train_run;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sandbox::init::Bind;
+use sandbox::{InitProgram, RunConfig, Verdict};
+
+use crate::challenge::Challenge;
+use crate::dataset::Dataset;
+pub use crate::judging::CancelToken;
+use crate::result::{
+    Counts, EntryVerdict, EvalResult, JudgeFailure, Outcome, Reason, RecordState, RecordStatus,
+    ScoreSummary, SplitSizes, Stage, StageReport,
+};
+use crate::streaming::EntryConfig;
+use crate::workdir::WorkDir;
+use crate::{JudgeError, visibility};
+use driver::Driver;
+pub use log::LOG_CAP;
+use log::StageLog;
+
+/// The largest output file taken from an entry.
+pub const OUTPUT_CAP: u64 = 16 << 20;
+/// The most a per-record run may append to `answers.txt` (one line is expected).
+pub const ANSWER_CAP: u64 = 64 << 10;
+
+/// What the caller hears while an evaluation runs (to draw progress, or to tell a
+/// server's clients).
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A stage starts; `records` will be reported one by one (0: no per-record progress).
+    Stage { stage: Stage, records: usize },
+    /// `done` of the stage's `total` records are done, `elapsed` into the stage.
+    Record {
+        stage: Stage,
+        done: usize,
+        total: usize,
+        elapsed: Duration,
+    },
+    /// The stage ended.
+    Done(&'a StageReport),
+}
+
+/// Hears an evaluation's [`Event`]s.
+pub trait Progress {
+    fn event(&mut self, _event: Event<'_>) {}
+}
+
+/// No progress output.
+impl Progress for () {}
+
+/// One evaluation's inputs.
+pub struct Evaluation<'a> {
+    pub challenge: &'a Challenge,
+    /// A folder or archive.
+    pub entry: &'a Path,
+    /// A labelled folder in the challenge's native layout.
+    pub data: &'a Path,
+    /// The result folder to write (created; must not hold an older result).
+    pub out: &'a Path,
+    /// The Python runtime, mounted at `/runtime`.
+    pub runtime: &'a runtime::Runtime,
+    pub init: InitProgram,
+    /// The sandbox slot (concurrent evaluations use different slots).
+    pub slot: u32,
+    /// Set by the caller to stop the evaluation (checked between records and stages,
+    /// and by the sandbox while a run goes on).
+    pub cancel: Option<CancelToken>,
+}
+
+fn io(path: &Path, e: std::io::Error) -> JudgeError {
+    JudgeError::io(path, e)
+}
+
+fn mkdir(path: &Path) -> Result<(), JudgeError> {
+    std::fs::create_dir_all(path).map_err(|e| io(path, e))
+}
+
+/// Gives a tree the judge made or unpacked (its depth bounded by the unpack caps) to
+/// the sandbox uid, so the entry may write there. A list, not recursion.
+fn chown_tree(path: &Path, uid: u32) -> Result<(), JudgeError> {
+    let id = Some(nix::unistd::Uid::from_raw(uid));
+    let gid = Some(nix::unistd::Gid::from_raw(uid));
+    let mut todo = vec![path.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &path,
+            id,
+            gid,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| io(&path, std::io::Error::from(e)))?;
+        if std::fs::symlink_metadata(&path)
+            .map_err(|e| io(&path, e))?
+            .is_dir()
+        {
+            for e in std::fs::read_dir(&path).map_err(|e| io(&path, e))? {
+                todo.push(e.map_err(|e| io(&path, e))?.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// The state of one evaluation in progress.
+struct Evaluator<'a, 'p> {
+    ev: &'a Evaluation<'a>,
+    c: &'a Challenge,
+    /// What differs by entry interface.
+    driver: &'static dyn Driver,
+    work: PathBuf,
+    entry: PathBuf,
+    uid: u32,
+    progress: &'p mut dyn Progress,
+    /// The current stage, when it started, its records and how many are done.
+    current: (Stage, Instant, usize, usize),
+    stages: Vec<StageReport>,
+    /// The entry's own `answers.txt` (per-record interface), kept before the quiz.
+    submitted: Option<Vec<u8>>,
+    dry_run: bool,
+    /// The entry's `config.toml` (stream interface), read in prep.
+    config: EntryConfig,
+    split: SplitSizes,
+}
+
+/// Runs every stage and writes the result folder; returns the result. An `Err` is the
+/// judge's own failure (bad data folder, unwritable result folder); everything the entry
+/// does wrong is a stage outcome in the result. Once the result folder is made, it gets
+/// a `result.json` whatever happens: on a judge failure its verdict is `error`, with the
+/// failure and whose fault it is.
+pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResult, JudgeError> {
+    if std::fs::read_dir(ev.out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(JudgeError::Io {
+            path: ev.out.to_path_buf(),
+            kind: std::io::ErrorKind::AlreadyExists,
+            message: "the result folder is not empty".into(),
+        });
+    }
+    mkdir(&ev.out.join("logs"))?;
+    private_dir(&ev.out.join("private"))?;
+    let work_dir = WorkDir::new().map_err(|e| io(&std::env::temp_dir(), e))?;
+    let entry = work_dir.path().join("entry");
+    let mut run = Evaluator {
+        ev,
+        c: ev.challenge,
+        driver: driver::for_interface(ev.challenge.interface),
+        work: work_dir.path().to_path_buf(),
+        entry,
+        uid: sandbox::slot_uid(ev.slot),
+        progress,
+        current: (Stage::Prep, Instant::now(), 0, 0),
+        stages: Vec::new(),
+        submitted: None,
+        dry_run: false,
+        config: EntryConfig::default(),
+        split: SplitSizes::default(),
+    };
+    let outcome = run.all_stages();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(e) => {
+            let result = EvalResult {
+                challenge: ev.challenge.id.clone(),
+                entry: ev.entry.display().to_string(),
+                verdict: EntryVerdict::Error,
+                score: None,
+                split: run.split,
+                stages: std::mem::take(&mut run.stages),
+                quiz_score: None,
+                exam_score: None,
+                error: Some(JudgeFailure {
+                    fault: e.fault(),
+                    message: e.to_string(),
+                }),
+                judge_version: env!("CARGO_PKG_VERSION").to_string(),
+            };
+            // The judge's failure is the answer; a result that cannot be written too
+            // adds nothing to it.
+            let _ = write_json(&ev.out.join("result.json"), &result);
+            return Err(e);
+        }
+    };
+    drop(work_dir);
+    write_json(&ev.out.join("result.json"), &result)?;
+    Ok(result)
+}
+
+/// A folder only root may enter (the organiser's part of a result).
+fn private_dir(path: &Path) -> Result<(), JudgeError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| io(path, e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(|e| io(path, e))
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), JudgeError> {
+    let mut text = serde_json::to_vec_pretty(value).map_err(|e| JudgeError::Internal {
+        message: format!("{}: {e}", path.display()),
+    })?;
+    text.push(b'\n');
+    std::fs::write(path, text).map_err(|e| io(path, e))
+}
+
+impl Evaluator<'_, '_> {
+    /// Every stage in turn, and the result (not yet written).
+    fn all_stages(&mut self) -> Result<EvalResult, JudgeError> {
+        let (ev, c) = (self.ev, self.c);
+        let dataset = Dataset::open(c.layout, ev.data)?;
+        let splits = dataset.split(&c.split, &c.id)?;
+        self.split = SplitSizes {
+            training: splits.training.len(),
+            quiz: splits.quiz.len(),
+            exam: splits.exam.len(),
+        };
+        mkdir(&self.entry)?;
+        let mut quiz_score = None;
+        let mut exam_score = None;
+        // Why there is no train stage, if there is none.
+        let train = self.driver.train_argv(self, &splits.training);
+        let mut ok = self.prep()?;
+        if let (true, Ok(argv)) = (ok && !self.cancelled(), &train) {
+            ok = self.train(argv, &splits.training)?;
+        }
+        if ok && !self.cancelled() {
+            let (passed, score) = self.quiz(&splits.quiz)?;
+            quiz_score = score;
+            ok = passed;
+        }
+        if ok && self.dry_run {
+            self.skip(
+                Stage::Exam,
+                "DRYRUN: the entry asked to stop after the quiz",
+            );
+            self.skip(Stage::Score, "DRYRUN: no score");
+        } else if ok && !self.cancelled() {
+            let exam = self.exam(&splits.exam)?;
+            exam_score = self.score_stage(exam)?;
+        }
+        // Every stage appears in the result, in order: those not reached say why.
+        let failed = self
+            .stages
+            .iter()
+            .any(|s| matches!(s.outcome, Outcome::Failed { .. }));
+        for stage in [
+            Stage::Prep,
+            Stage::Train,
+            Stage::Quiz,
+            Stage::Exam,
+            Stage::Score,
+        ] {
+            if !self.stages.iter().any(|s| s.stage == stage) {
+                let why = if let (Stage::Train, Err(why)) = (stage, &train) {
+                    why
+                } else if self.cancelled() {
+                    "the evaluation was stopped"
+                } else if failed {
+                    "an earlier stage failed"
+                } else {
+                    "not reached"
+                };
+                self.skip(stage, why);
+            }
+        }
+        self.stages.sort_by_key(|s| s.stage as u8);
+        let verdict = if self.cancelled() {
+            EntryVerdict::Stopped
+        } else if failed {
+            EntryVerdict::Failed
+        } else if self.dry_run {
+            EntryVerdict::DryRun
+        } else {
+            EntryVerdict::Scored
+        };
+        // The organiser's full reports; the participant's views (docs/judge.md).
+        if let Some(s) = &exam_score {
+            write_json(&ev.out.join("private/exam-score.json"), &s.report)?;
+        }
+        if let Some(s) = &quiz_score
+            && !c.reveal_quiz_labels
+        {
+            write_json(&ev.out.join("private/quiz-score.json"), &s.report)?;
+        }
+        let for_participant = exam_score
+            .as_ref()
+            .map(|s: &ScoreSummary| visibility::exam_view(c, &s.report));
+        let quiz_score = quiz_score.map(|s| ScoreSummary {
+            report: visibility::quiz_view(c, &s.report),
+            score: s.score,
+        });
+        Ok(EvalResult {
+            challenge: c.id.clone(),
+            entry: ev.entry.display().to_string(),
+            verdict,
+            score: match verdict {
+                EntryVerdict::Scored => for_participant.as_ref().and_then(|s| s.get("score")),
+                _ => None,
+            },
+            split: self.split,
+            stages: std::mem::take(&mut self.stages),
+            quiz_score,
+            exam_score: for_participant,
+            error: None,
+            judge_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    fn cancelled(&self) -> bool {
+        self.ev
+            .cancel
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled)
+    }
+
+    fn started(&mut self, stage: Stage, records: usize) {
+        self.current = (stage, Instant::now(), records, 0);
+        self.progress.event(Event::Stage { stage, records });
+    }
+
+    fn record_done(&mut self) {
+        let (stage, t, total, done) = &mut self.current;
+        *done += 1;
+        self.progress.event(Event::Record {
+            stage: *stage,
+            done: *done,
+            total: *total,
+            elapsed: t.elapsed(),
+        });
+    }
+
+    fn skip(&mut self, stage: Stage, why: &str) {
+        self.stages.push(StageReport {
+            stage,
+            outcome: Outcome::Skipped { why: why.into() },
+            wall_time_s: 0.0,
+            records: Vec::new(),
+            counts: None,
+            log: None,
+        });
+    }
+
+    fn finish(
+        &mut self,
+        stage: Stage,
+        outcome: Outcome,
+        started: Instant,
+        records: Vec<RecordStatus>,
+        counts: Option<Counts>,
+        log: Option<String>,
+    ) -> bool {
+        // Whatever a run did once the caller had stopped it, the stage was stopped.
+        let outcome = match outcome {
+            Outcome::Failed { .. } if self.cancelled() => Outcome::Failed {
+                reason: Reason::Stopped,
+            },
+            o => o,
+        };
+        let passed = outcome == Outcome::Passed;
+        let hidden = matches!(stage, Stage::Exam | Stage::Score);
+        // A hidden stage's times in whole seconds: to the nanosecond they are a channel
+        // an entry can encode what it read from hidden data in.
+        let (wall_time_s, outcome) = match outcome {
+            o if !hidden => (secs(started.elapsed()), o),
+            Outcome::Failed {
+                reason: Reason::ComputeBudget { budget_s, used_s },
+            } => (
+                started.elapsed().as_secs_f64().round(),
+                Outcome::Failed {
+                    reason: Reason::ComputeBudget {
+                        budget_s,
+                        used_s: used_s.round(),
+                    },
+                },
+            ),
+            o => (started.elapsed().as_secs_f64().round(), o),
+        };
+        let report = StageReport {
+            stage,
+            outcome,
+            wall_time_s,
+            records,
+            counts,
+            log,
+        };
+        self.progress.event(Event::Done(&report));
+        self.stages.push(report);
+        passed
+    }
+
+    /// Saves a stage's log: exam logs are private.
+    fn save_log(&self, stage: Stage, log: StageLog) -> Result<Option<String>, JudgeError> {
+        if stage == Stage::Exam {
+            log.save(&self.ev.out.join("private/exam.log"))?;
+            Ok(None)
+        } else {
+            let rel = format!("logs/{}.log", stage.as_str());
+            log.save(&self.ev.out.join(&rel))?;
+            Ok(Some(rel))
+        }
+    }
+
+    fn sandbox(&self, argv: &[&str], binds: Vec<Bind>, limits: sandbox::Limits) -> sandbox::Run {
+        sandbox::run(&self.sandbox_config(argv, binds, limits))
+    }
+
+    /// A run in `/entry` (the entry folder, writable) with the runtime and `binds`.
+    fn sandbox_config(
+        &self,
+        argv: &[&str],
+        binds: Vec<Bind>,
+        limits: sandbox::Limits,
+    ) -> RunConfig {
+        let mut cfg = RunConfig::new(
+            argv.iter().map(|s| s.to_string()).collect(),
+            self.ev.init.clone(),
+        );
+        cfg.cwd = PathBuf::from("/entry");
+        cfg.binds = vec![
+            Bind {
+                src: self.entry.clone(),
+                dst: PathBuf::from("/entry"),
+                writable: true,
+            },
+            self.ev.runtime.bind(),
+        ];
+        cfg.binds.extend(binds);
+        for (k, v) in &mut cfg.env {
+            if k == "PATH" {
+                *v = runtime::Runtime::sandbox_path();
+            }
+        }
+        cfg.env.extend(self.driver.env());
+        cfg.limits = limits;
+        cfg.slot = self.ev.slot;
+        cfg.stop = self.ev.cancel.as_ref().map(CancelToken::flag);
+        cfg
+    }
+}
+
+fn message_of(r: &sandbox::RunResult) -> String {
+    r.message.clone().unwrap_or_else(|| r.verdict.to_string())
+}
+
+fn ro(src: &Path, dst: &str) -> Bind {
+    Bind {
+        src: src.to_path_buf(),
+        dst: PathBuf::from(dst),
+        writable: false,
+    }
+}
+
+fn rw(src: &Path, dst: &str) -> Bind {
+    Bind {
+        src: src.to_path_buf(),
+        dst: PathBuf::from(dst),
+        writable: true,
+    }
+}
+
+/// How a run failed, as its stage's reason (`record` when it was one record's run):
+/// `None` when it ended `ok`. The sandbox's own failure is never the entry's.
+fn run_failure(r: &sandbox::RunResult, record: Option<String>) -> Option<Reason> {
+    match r.verdict {
+        Verdict::Ok => None,
+        Verdict::InternalError => Some(Reason::Internal {
+            message: message_of(r),
+        }),
+        v => Some(Reason::Run {
+            record,
+            verdict: v,
+            exit_code: r.exit_code,
+        }),
+    }
+}
+
+fn status(
+    record: &str,
+    state: RecordState,
+    verdict: Option<Verdict>,
+    run: Option<&sandbox::RunResult>,
+) -> RecordStatus {
+    RecordStatus {
+        record: record.to_string(),
+        state,
+        verdict,
+        message: None,
+        cpu_time_s: run.map(|r| r.cpu_time_s),
+        wall_time_s: run.map(|r| r.wall_time_s),
+        peak_memory_bytes: run.and_then(|r| r.peak_memory_bytes),
+    }
+}
