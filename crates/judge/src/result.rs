@@ -47,12 +47,19 @@ pub enum Reason {
     Setup {
         verdict: Verdict,
         exit_code: Option<i32>,
+        /// The last line the entry wrote (stderr, else stdout): usually the error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_line: Option<String>,
     },
     /// A run of the entry failed (quiz: the first failing record, if per record).
     Run {
         record: Option<String>,
         verdict: Verdict,
         exit_code: Option<i32>,
+        /// The last line the entry wrote (stderr, else stdout): usually the error. Never
+        /// of a hidden stage's run (an exam's failing runs are not shown at all).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_line: Option<String>,
     },
     /// An output was missing or unusable (quiz: the first one).
     Output { record: String, problem: String },
@@ -103,22 +110,33 @@ impl std::fmt::Display for Reason {
                 "requirements the runtime does not meet: {}",
                 list(problems, "; ")
             ),
-            Reason::Setup { verdict, exit_code } => match (verdict, exit_code) {
-                (Verdict::RuntimeError, Some(c)) => write!(f, "setup.sh exited with status {c}"),
-                (v, _) => write!(f, "setup.sh: {v}"),
-            },
+            Reason::Setup {
+                verdict,
+                exit_code,
+                last_line,
+            } => {
+                match (verdict, exit_code) {
+                    (Verdict::RuntimeError, Some(c)) => {
+                        write!(f, "setup.sh exited with status {c}")?
+                    }
+                    (v, _) => write!(f, "setup.sh: {v}")?,
+                }
+                last_line_of(f, last_line)
+            }
             Reason::Run {
                 record,
                 verdict,
                 exit_code,
+                last_line,
             } => {
                 if let Some(r) = record {
                     write!(f, "record {}: ", line(r))?;
                 }
                 match (verdict, exit_code) {
-                    (Verdict::RuntimeError, Some(c)) => write!(f, "exited with status {c}"),
-                    (v, _) => write!(f, "{v}"),
+                    (Verdict::RuntimeError, Some(c)) => write!(f, "exited with status {c}")?,
+                    (v, _) => write!(f, "{v}")?,
                 }
+                last_line_of(f, last_line)
             }
             Reason::Output { record, problem } => {
                 write!(f, "record {}: {}", line(record), line(problem))
@@ -157,6 +175,14 @@ impl std::fmt::Display for Reason {
                 write!(f, "judge error (not the entry's fault): {}", line(message))
             }
         }
+    }
+}
+
+/// ` — "<the entry's last line>"` when there is one.
+fn last_line_of(f: &mut std::fmt::Formatter<'_>, last: &Option<String>) -> std::fmt::Result {
+    match last {
+        Some(l) => write!(f, " — \"{}\"", crate::shown::line(l)),
+        None => Ok(()),
     }
 }
 

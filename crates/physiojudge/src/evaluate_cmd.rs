@@ -128,11 +128,23 @@ impl Progress for Bars {
                 eprintln!(
                     "{:>6}: {} ({:.0} s)",
                     report.stage.as_str(),
-                    outcome_text(&report.outcome),
+                    stage_text(report, None),
                     report.wall_time_s
                 );
             }
         }
+    }
+}
+
+/// A stage's outcome, pointing to its log when it failed (a hidden stage has none).
+fn stage_text(report: &judge::result::StageReport, dir: Option<&Path>) -> String {
+    let text = outcome_text(&report.outcome);
+    match (&report.outcome, &report.log) {
+        (Outcome::Failed { .. }, Some(log)) => {
+            let log = dir.map_or_else(|| log.clone(), |d| d.join(log).display().to_string());
+            format!("{text} (the whole log: {log})")
+        }
+        _ => text,
     }
 }
 
@@ -224,7 +236,14 @@ pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
     }
     if let Some((stage, reason)) = result.failure() {
         out.flush()?;
-        bail!("the entry failed in {}: {reason}", stage.as_str());
+        let log = result
+            .stages
+            .iter()
+            .find(|s| s.stage == stage)
+            .and_then(|s| s.log.as_ref())
+            .map(|l| format!("; the whole log: {}", dest.join(l).display()))
+            .unwrap_or_default();
+        bail!("the entry failed in {}: {reason}{log}", stage.as_str());
     }
     Ok(())
 }
@@ -241,7 +260,7 @@ pub fn summary(r: &EvalResult, dir: &Path, out: &mut dyn Write) -> Result<()> {
     writeln!(out)?;
     writeln!(out, "{:<6} {:>8}  outcome", "stage", "time")?;
     for s in &r.stages {
-        let mut text = outcome_text(&s.outcome);
+        let mut text = stage_text(s, Some(dir));
         if let Some(c) = &s.counts {
             text.push_str(&format!(
                 " — {} records: {} ok, {} failed, {} timed out, {} without usable output",

@@ -108,7 +108,7 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         None
     };
     if let Some(r) = &runtime {
-        binds.push(r.bind());
+        binds.extend(r.binds());
     }
     let init = init_program()?;
     let mut cfg = RunConfig::new(a.command.clone(), init);

@@ -334,10 +334,15 @@ fn broken_per_record_entries_get_their_documented_outcome() {
                         if [ $n = 2 ]; then echo \"boom on $1\" >&2; exit 7; fi\n\
                         echo \"$1,N\" >> answers.txt\n";
     let e = shell_entry(crash_second, "true\n");
-    let (r, dir, _) = evaluate("cinc2017", e.path(), &data, &[]);
+    let (r, dir, o) = evaluate("cinc2017", e.path(), &data, &[]);
     let quiz = stage(&r, "quiz");
     assert_eq!(quiz["status"], "failed");
     assert_eq!(quiz["reason"]["kind"], "run");
+    // The participant is told the error and where the whole log is.
+    let last = quiz["reason"]["last_line"].as_str().unwrap();
+    assert!(last.starts_with("boom on "), "{r}");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains(last) && said.contains("logs/quiz.log"), "{said}");
     let records = quiz["records"].as_array().unwrap();
     assert_eq!(records[0]["state"], "ok");
     assert_eq!(records[1]["state"], "failed");
@@ -906,7 +911,7 @@ fn hostile_text_never_reaches_the_terminal_raw() {
             !text.contains(['\x1b', '\r', '\u{202e}']),
             "raw control characters in {what}: {text:?}"
         );
-        assert!(text.contains("\\x1b[32mprep passed"), "{what}: {text}");
+        assert!(text.contains("\\u{1b}[32mprep passed"), "{what}: {text}");
     }
 }
 

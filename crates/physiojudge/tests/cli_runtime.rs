@@ -65,3 +65,37 @@ fn sandbox_run_without_a_runtime_says_how_to_get_one() {
         text(&o)
     );
 }
+
+/// matplotlib drawing text in the sandbox finds its fonts: no "Fontconfig error" in
+/// every log of an entry that imports it (the host's /etc/fonts is shown read-only).
+#[test]
+fn matplotlib_draws_text_without_a_fontconfig_error() {
+    if !testkit::root("matplotlib in the sandbox") {
+        return;
+    }
+    let o = physiojudge!(&["runtime", "setup"]);
+    assert!(o.status.success(), "{}", text(&o));
+    if !std::path::Path::new("/etc/fonts").is_dir() {
+        eprintln!("matplotlib in the sandbox: skipped: this host has no /etc/fonts");
+        return;
+    }
+    let script = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\
+                  fig = plt.figure(); plt.plot([1, 2]); plt.title('x')\n\
+                  fig.savefig('/tmp/x.png'); print('drawn')\n";
+    let o = physiojudge!(&[
+        "sandbox",
+        "run",
+        "--runtime",
+        "--slot",
+        "3",
+        "--mem",
+        "1024",
+        "--",
+        "python",
+        "-c",
+        script,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("drawn"), "{}", text(&o));
+    assert!(!text(&o).contains("Fontconfig"), "{}", text(&o));
+}

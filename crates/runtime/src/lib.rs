@@ -210,6 +210,24 @@ impl Runtime {
         }
     }
 
+    /// What a sandbox run of a Python entry is shown: the runtime, and the host's
+    /// fontconfig setup (`/etc/fonts`, read-only, where the host has one) so that
+    /// matplotlib and anything else drawing text finds its fonts instead of printing
+    /// "Fontconfig error: Cannot load default config file" in every log (the font cache
+    /// goes to the run's writable `$HOME`).
+    pub fn binds(&self) -> Vec<sandbox::init::Bind> {
+        let mut binds = vec![self.bind()];
+        let fonts = Path::new("/etc/fonts");
+        if fonts.is_dir() {
+            binds.push(sandbox::init::Bind {
+                src: fonts.to_path_buf(),
+                dst: fonts.to_path_buf(),
+                writable: false,
+            });
+        }
+        binds
+    }
+
     /// The interpreter as the sandbox sees it.
     pub fn python_in_sandbox() -> PathBuf {
         Path::new(MOUNT_POINT).join("bin/python")

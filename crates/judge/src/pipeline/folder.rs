@@ -88,7 +88,7 @@ pub(super) fn whole_split(
         .collect();
     Ok(Ran {
         records,
-        stopped: run_failure(&r.result, None),
+        stopped: run_failure(&r, None),
         scored: None,
     })
 }

@@ -451,14 +451,12 @@ impl Evaluator<'_, '_> {
             self.ev.init.clone(),
         );
         cfg.cwd = PathBuf::from("/entry");
-        cfg.binds = vec![
-            Bind {
-                src: self.entry.clone(),
-                dst: PathBuf::from("/entry"),
-                writable: true,
-            },
-            self.ev.runtime.bind(),
-        ];
+        cfg.binds = vec![Bind {
+            src: self.entry.clone(),
+            dst: PathBuf::from("/entry"),
+            writable: true,
+        }];
+        cfg.binds.extend(self.ev.runtime.binds());
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {
@@ -495,7 +493,8 @@ fn rw(src: &Path, dst: &str) -> Bind {
 
 /// How a run failed, as its stage's reason (`record` when it was one record's run):
 /// `None` when it ended `ok`. The sandbox's own failure is never the entry's.
-fn run_failure(r: &sandbox::RunResult, record: Option<String>) -> Option<Reason> {
+fn run_failure(run: &sandbox::Run, record: Option<String>) -> Option<Reason> {
+    let r = &run.result;
     match r.verdict {
         Verdict::Ok => None,
         Verdict::InternalError => Some(Reason::Internal {
@@ -505,6 +504,7 @@ fn run_failure(r: &sandbox::RunResult, record: Option<String>) -> Option<Reason>
             record,
             verdict: v,
             exit_code: r.exit_code,
+            last_line: last_line(run),
         }),
     }
 }
@@ -524,4 +524,17 @@ fn status(
         wall_time_s: run.map(|r| r.wall_time_s),
         peak_memory_bytes: run.and_then(|r| r.peak_memory_bytes),
     }
+}
+
+/// The last line a run wrote that says something (stderr, else stdout), at most 300
+/// characters: in a Python traceback, the exception.
+fn last_line(run: &sandbox::Run) -> Option<String> {
+    [&run.stderr, &run.stdout].into_iter().find_map(|bytes| {
+        let text = String::from_utf8_lossy(bytes);
+        text.lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| l.chars().take(300).collect())
+    })
 }

@@ -140,6 +140,7 @@ impl Driver for PerRecord {
                         record: Some(item.id.clone()),
                         verdict: res.verdict,
                         exit_code: res.exit_code,
+                        last_line: super::last_line(&r),
                     });
                 }
             }

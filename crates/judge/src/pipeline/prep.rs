@@ -86,13 +86,14 @@ impl Evaluator<'_, '_> {
             );
             log.run("setup.sh", &r);
             let res = &r.result;
-            match (res.verdict, run_failure(res, None)) {
+            match (res.verdict, run_failure(&r, None)) {
                 (_, None) => {}
                 (Verdict::InternalError, Some(reason)) => return fail(reason),
                 (v, Some(_)) => {
                     return fail(Reason::Setup {
                         verdict: v,
                         exit_code: res.exit_code,
+                        last_line: super::last_line(&r),
                     });
                 }
             }

@@ -146,6 +146,7 @@ fn record_reason(r: &RecordStatus) -> Reason {
             record: Some(r.record.clone()),
             verdict: v,
             exit_code: None,
+            last_line: None,
         },
         _ => Reason::Output {
             record: r.record.clone(),

@@ -164,6 +164,7 @@ impl Driver for Stream {
                 record: None,
                 verdict: v,
                 exit_code: res.exit_code,
+                last_line: super::last_line(&r),
             }),
         };
         let state = match (&stopped, res.verdict) {

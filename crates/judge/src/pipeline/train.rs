@@ -30,7 +30,7 @@ impl Evaluator<'_, '_> {
             self.c.train_limits(),
         );
         log.run(&argv.join(" "), &r);
-        let outcome = match run_failure(&r.result, None) {
+        let outcome = match run_failure(&r, None) {
             None => Outcome::Passed,
             Some(reason) => Outcome::Failed { reason },
         };

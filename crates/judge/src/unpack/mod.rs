@@ -110,30 +110,7 @@ pub struct Unpacked {
 /// and bidirectional-text overrides escaped as `\u{…}`, and cut with "…" after
 /// [`SHOWN_CHARS`] characters of the result.
 pub fn shown(text: &str) -> String {
-    clip(text, SHOWN_CHARS)
-}
-
-fn clip(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut len = 0;
-    let mut piece = String::new();
-    for c in text.chars() {
-        piece.clear();
-        let overrides = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || overrides {
-            piece.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            piece.push(c);
-        }
-        let n = piece.chars().count();
-        if len + n > max {
-            out.push('…');
-            return out;
-        }
-        out.push_str(&piece);
-        len += n;
-    }
-    out
+    crate::shown::clip(text, SHOWN_CHARS)
 }
 
 /// The start of a name read only in part, quoted.
@@ -186,7 +163,7 @@ impl Writer<'_> {
         UnpackError::Unreadable {
             path: self.src.clone(),
             // Room for a quoted name and what is wrong with it.
-            why: clip(&why.to_string(), 3 * SHOWN_CHARS),
+            why: crate::shown::clip(&why.to_string(), 3 * SHOWN_CHARS),
         }
     }
 
@@ -277,7 +254,9 @@ impl Writer<'_> {
     /// folder (made for a member's path, not listed itself) counts as a file, so at the
     /// cap it may not be made.
     fn make_folder(&self, path: &Path, name: &str, implied: bool) -> Result<Made, UnpackError> {
-        let io = |e: io::Error| UnpackError::Io(clip(&format!("{}: {e}", shown(name)), 300));
+        let io = |e: io::Error| {
+            UnpackError::Io(crate::shown::clip(&format!("{}: {e}", shown(name)), 300))
+        };
         let is_dir = |path: &Path| match std::fs::symlink_metadata(path) {
             Ok(m) => Ok(Some(m.is_dir())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -360,7 +339,9 @@ impl Writer<'_> {
             return Err(too_large());
         }
         self.folders(&rel, name)?;
-        let io = |e: io::Error| UnpackError::Io(clip(&format!("{}: {e}", shown(name)), 300));
+        let io = |e: io::Error| {
+            UnpackError::Io(crate::shown::clip(&format!("{}: {e}", shown(name)), 300))
+        };
         // create_new: never write through something already there (a member listed
         // twice, however spelt, finds its first copy here).
         let mut out = match File::options()
@@ -460,7 +441,7 @@ pub fn unpack(src: &Path, dest: &Path, caps: Caps) -> Result<Unpacked, UnpackErr
 fn copy_folder(root: &Path, rel: &Path, w: &mut Writer, pending: usize) -> Result<(), UnpackError> {
     let dir = root.join(rel);
     let io = |e: io::Error| {
-        UnpackError::Io(clip(
+        UnpackError::Io(crate::shown::clip(
             &format!("{}: {e}", shown(&dir.display().to_string())),
             300,
         ))
