@@ -342,7 +342,10 @@ fn broken_per_record_entries_get_their_documented_outcome() {
     let last = quiz["reason"]["last_line"].as_str().unwrap();
     assert!(last.starts_with("boom on "), "{r}");
     let said = String::from_utf8_lossy(&o.stderr);
-    assert!(said.contains(last) && said.contains("logs/quiz.log"), "{said}");
+    assert!(
+        said.contains(last) && said.contains("logs/quiz.log"),
+        "{said}"
+    );
     let records = quiz["records"].as_array().unwrap();
     assert_eq!(records[0]["state"], "ok");
     assert_eq!(records[1]["state"], "failed");
