@@ -28,7 +28,7 @@ impl Evaluator<'_, '_> {
         match unpack(self.ev.entry, &self.entry, Caps::default()) {
             Ok(u) => {
                 log.line(&format!(
-                    "unpacked {} files, {} bytes{}",
+                    "unpacked {} files and folders, {} bytes{}",
                     u.files,
                     u.bytes,
                     u.unwrapped
