@@ -1,7 +1,7 @@
 //! The contest's trial layout laid over a BNCI run: which repetitions become trials, the
 //! per-trial relabelling of lines to group codes, and where each trigger goes at 250 Hz.
 
-use synth::p300::{self, GROUPS, SEQUENCE_END, SEQUENCES, TRIAL_END};
+use p300::{GROUPS, SEQUENCE_END, SEQUENCES, TRIAL_END};
 
 use crate::paradigm::{Character, Place, Run};
 use crate::resample::nearest_output;

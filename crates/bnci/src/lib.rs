@@ -8,7 +8,7 @@
 //! 15 repetitions of the 12 lines per character, one flagged row and one flagged column
 //! per character) and writes `S<NN>/block_1.npy` (the train run) and `block_2.npy` (the
 //! test run): float32, 65 × n at 250 Hz, rows 0–63 the Neuracle channels in
-//! `synth::p300::CHANNELS` order (the 8 BNCI channels in their named rows, the others
+//! `p300::CHANNELS` order (the 8 BNCI channels in their named rows, the others
 //! zero), row 64 the trigger row. Each BNCI character becomes two trials (repetitions
 //! 1–5 and 11–15), each flash gets the contest's 2-of-12 group code by a seeded per-trial
 //! relabelling of the 12 lines, and the triggers 101–136 (the true target code), 1–12,
@@ -93,7 +93,7 @@ pub struct Block {
     pub source: String,
     /// Samples per row (250 Hz).
     pub samples: usize,
-    /// `synth::p300::ROWS` rows of `samples` values, row after row (the trigger row last).
+    /// [`p300::ROWS`] rows of `samples` values, row after row (the trigger row last).
     pub data: Vec<f32>,
     pub trials: Vec<Trial>,
     /// The run's measured timing, at 256 Hz.
@@ -146,11 +146,11 @@ fn subject_number(name: &str) -> Option<u32> {
     digits.parse().ok().filter(|n| (1..=99).contains(n))
 }
 
-/// The row of each BNCI channel in the output (its `synth::p300::CHANNELS` index).
+/// The row of each BNCI channel in the output (its [`p300::CHANNELS`] index).
 fn output_rows(file: &str) -> Result<[usize; 8], BnciError> {
     let mut rows = [0; 8];
     for (row, name) in rows.iter_mut().zip(CHANNELS) {
-        *row = synth::p300::CHANNELS
+        *row = p300::CHANNELS
             .iter()
             .position(|&c| c == name)
             .ok_or_else(|| BnciError::Input {
@@ -221,7 +221,7 @@ pub fn convert_bytes(bytes: &[u8], name: &str) -> Result<Subject, BnciError> {
     }
     Ok(Subject {
         number,
-        dir: synth::p300::subject_dir(number as usize),
+        dir: p300::subject_dir(number as usize),
         blocks,
     })
 }
@@ -251,7 +251,7 @@ pub fn convert_run(
     let samples = resample::output_len(m.cols);
     let (events, trials) = layout::triggers(&place, &run, subject, block, samples)?;
 
-    let total = synth::p300::ROWS
+    let total = p300::ROWS
         .checked_mul(samples)
         .ok_or_else(|| place.err(None, "too many samples"))?;
     let mut data = vec![0f32; total];
@@ -276,7 +276,7 @@ pub fn convert_run(
             }
         }
     }
-    let trigger = &mut data[synth::p300::TRIGGER_ROW * samples..];
+    let trigger = &mut data[p300::TRIGGER_ROW * samples..];
     for &(pos, code) in &events {
         if let Some(t) = trigger.get_mut(pos) {
             *t = code as f32;
@@ -337,12 +337,7 @@ pub fn write(out: &Path, files: &[PathBuf]) -> Result<Vec<Written>, BnciError> {
         })?;
         for (i, block) in subject.blocks.iter().enumerate() {
             let rel = Path::new(&subject.dir).join(format!("block_{}.npy", i + 1));
-            formats::npy::write_f32(
-                out.join(&rel),
-                synth::p300::ROWS,
-                block.samples,
-                &block.data,
-            )?;
+            formats::npy::write_f32(out.join(&rel), p300::ROWS, block.samples, &block.data)?;
             written.push(Written {
                 path: rel,
                 source: block.source.clone(),

@@ -32,7 +32,7 @@ pub struct Character {
     /// The flagged column (1–6) and row (7–12).
     pub column: u8,
     pub row: u8,
-    /// Row-major index in `synth::p300::MATRIX`.
+    /// Row-major index in [`p300::MATRIX`].
     pub index: usize,
 }
 

@@ -2,8 +2,8 @@
 //! is there, on the real files).
 
 use super::*;
+use p300::{CUE, GAP, GROUPS, MATRIX, TRIGGER_ROW};
 use proptest::prelude::*;
-use synth::p300::{CUE, GAP, GROUPS, MATRIX, TRIGGER_ROW};
 
 /// A run's timing, in 256 Hz samples.
 #[derive(Clone, Copy)]
@@ -98,7 +98,7 @@ fn events(b: &Block) -> Vec<(usize, u32)> {
 }
 
 fn as_stream(b: &Block, name: &str) -> stream::Block {
-    stream::Block::new(name, synth::p300::ROWS, b.samples, b.data.clone()).unwrap()
+    stream::Block::new(name, p300::ROWS, b.samples, b.data.clone()).unwrap()
 }
 
 #[test]
@@ -172,10 +172,7 @@ fn triggers_follow_the_contest_layout() {
 
     // The EEG is in the named rows, with its DC offset; the other rows are zero.
     for (k, name) in CHANNELS.iter().enumerate() {
-        let row = synth::p300::CHANNELS
-            .iter()
-            .position(|c| c == name)
-            .unwrap();
+        let row = p300::CHANNELS.iter().position(|c| c == name).unwrap();
         let x = b.row(row);
         let mean = x.iter().map(|&v| f64::from(v)).sum::<f64>() / x.len() as f64;
         assert!(
@@ -185,7 +182,7 @@ fn triggers_follow_the_contest_layout() {
     }
     let named: Vec<usize> = CHANNELS
         .iter()
-        .map(|n| synth::p300::CHANNELS.iter().position(|c| c == n).unwrap())
+        .map(|n| p300::CHANNELS.iter().position(|c| c == n).unwrap())
         .collect();
     for r in (0..64).filter(|r| !named.contains(r)) {
         assert!(b.row(r).iter().all(|&v| v == 0.0), "row {r}");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use synth::SynthError;
-use synth::p300::{self, P300Params};
+use synth::p300::{DEFAULT_CHARS, DEFAULT_SNR, P300Params};
 
 use crate::output::UsageError;
 
@@ -47,11 +47,11 @@ pub struct SynthArgs {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Characters (trials) per block (1-200).
-    #[arg(long, value_name = "C", default_value_t = p300::DEFAULT_CHARS)]
+    #[arg(long, value_name = "C", default_value_t = DEFAULT_CHARS)]
     pub chars: usize,
     /// P300 peak at Pz over the background's standard deviation there (0-100; 0: no
     /// response at all).
-    #[arg(long, value_name = "X", default_value_t = p300::DEFAULT_SNR)]
+    #[arg(long, value_name = "X", default_value_t = DEFAULT_SNR)]
     pub snr: f64,
 }
 
@@ -90,7 +90,7 @@ fn synth(a: SynthArgs, out: &mut dyn Write) -> Result<()> {
         seed: a.seed,
         snr: a.snr,
     };
-    let written = match p300::write(&a.out, &params) {
+    let written = match synth::p300::write(&a.out, &params) {
         Ok(w) => w,
         Err(e @ SynthError::BadParams { .. }) => return Err(UsageError(e.to_string()).into()),
         Err(e) => {

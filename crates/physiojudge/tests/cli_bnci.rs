@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use synth::p300::{CHANNELS, GROUPS, MATRIX, PZ};
+use p300::{CHANNELS, GROUPS, MATRIX, PZ};
 use testkit::{physiojudge, text};
 
 /// `physiojudge p300 convert-bnci --out OUT FILE...`.

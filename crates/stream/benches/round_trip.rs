@@ -17,7 +17,7 @@ use stream::{Block, Session, SubjectBlocks};
 fn block() -> Block {
     let params = synth::p300::P300Params::default();
     let b = synth::p300::block(&params, 1).expect("a generated block");
-    Block::new("S01/block_1", synth::p300::ROWS, b.samples, b.data).expect("a consistent block")
+    Block::new("S01/block_1", p300::ROWS, b.samples, b.data).expect("a consistent block")
 }
 
 /// CPU time of the calling thread so far, from the scheduler's own account

@@ -1,7 +1,7 @@
 //! One block of recorded data as the host holds it, and the trial structure its trigger
 //! row encodes.
 
-use crate::{FLASH_MAX, SEQUENCE_END, TRIAL_END, TRIAL_START_MAX, TRIAL_START_MIN};
+use p300::{FLASH_MAX, SEQUENCE_END, TRIAL_END, TRIAL_START_MAX, TRIAL_START_MIN};
 
 /// What is wrong with a block: its name, the sample and the problem.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

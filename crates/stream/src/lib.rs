@@ -12,7 +12,8 @@
 //! [`protocol`] carries a session over a byte stream to an algorithm in another process
 //! (a sandboxed entry) in any language.
 //!
-//! [`load`] reads blocks stored in the organiser layout (`<subject>/<block>.npy`).
+//! [`load`] reads blocks stored in the organiser layout (`<subject>/<block>.npy`). The
+//! layout itself (trigger codes, rows, rate) is the `p300` crate's.
 //!
 //! Not here: running the algorithm (the sandbox), choosing which subjects a stage
 //! streams (the judge), the ITR formula itself ([`score::itr`]).
@@ -30,19 +31,8 @@ pub use session::{
     SessionResult, SubjectBlocks, TrialOutcome,
 };
 
-/// Samples per second of the streamed data.
-pub const SAMPLE_RATE: u32 = 250;
-/// Samples per packet (40 ms).
+/// Samples per packet (40 ms at [`p300::SAMPLE_RATE`]).
 pub const PACKET_SAMPLES: usize = 10;
-/// Rows of a block: 64 EEG channels and the trigger row, last.
-pub const ROWS: usize = 65;
-/// Trigger codes: trial start (the target's code, 101–136, masked to 101 when streamed),
-/// flashes of groups 1–12, sequence end, trial end.
-pub const TRIAL_START_MIN: u32 = 101;
-pub const TRIAL_START_MAX: u32 = 136;
-pub const FLASH_MAX: u32 = 12;
-pub const SEQUENCE_END: u32 = 200;
-pub const TRIAL_END: u32 = 241;
 /// A sequence counts as used once this many of its flashes were delivered before the
 /// report (data of up to two flashes of a new sequence comes free).
 pub const FLASHES_FOR_A_SEQUENCE: usize = 3;

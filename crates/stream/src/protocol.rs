@@ -94,7 +94,7 @@ fn hello(rows: usize) -> Vec<u8> {
     for v in [
         VERSION,
         rows as u16,
-        crate::SAMPLE_RATE as u16,
+        p300::SAMPLE_RATE as u16,
         crate::PACKET_SAMPLES as u16,
     ] {
         f.extend_from_slice(&v.to_le_bytes());

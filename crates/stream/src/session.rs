@@ -1,10 +1,11 @@
 //! A streaming session: packets out, reports in, and at the end each report matched to
 //! its trial and every subject's ITR.
 
+use p300::{TRIAL_START_MAX, TRIAL_START_MIN};
 use serde::Serialize;
 
 use crate::block::{Block, BlockError, TrialSpan};
-use crate::{PACKET_SAMPLES, TRIAL_START_MAX, TRIAL_START_MIN, seg_end};
+use crate::{PACKET_SAMPLES, seg_end};
 
 /// One subject's blocks, played in this order.
 #[derive(Debug, Clone)]

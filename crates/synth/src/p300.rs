@@ -1,27 +1,18 @@
 //! Online P300 speller blocks (`docs/challenges.md`, *BCI contest*) in the organiser
 //! layout, stored as `.npy`: `<out>/S01/block_1.npy`, `<out>/S02/block_1.npy`, … (one block
 //! per subject), each a float32 array of shape (65, n) at 250 Hz. Rows 0–63 are the 64
-//! channels of the Neuracle cap in [`CHANNELS`] order (in µV), row 64 the trigger row: 0
-//! except at event samples, which hold the event code.
+//! channels of the Neuracle cap in [`p300::CHANNELS`] order (in µV), row 64 the trigger
+//! row: 0 except at event samples, which hold the event code.
 //!
 //! # Trial layout
 //!
-//! A block opens with [`LEAD`] samples (1.0 s) of signal before the first trial. Each of
-//! the `chars` trials (one character) then runs, in samples from the trial start `t0`:
-//!
-//! | sample | trigger |
-//! |---|---|
-//! | `t0` | the target's code 101–136 ([`target_code`]: 101 + row-major index in [`MATRIX`]); the true code, which the host masks to 101 when it streams |
-//! | `t0 + 250` | first flash of sequence 1 (1.0 s cue pause, [`CUE`]) |
-//! | `s + round(k · 37.5)`, k = 0…11 | flash k of the sequence starting at `s`: codes 1–12 ([`GROUPS`]), a fresh random order per sequence (150 ms SOA, so 38/37-sample spacing) |
-//! | `s + 450` | 200: sequence end (after the 12th flash's 150 ms) |
-//! | `s + 450 + 212` | the next sequence's first flash (850 ms gap, [`GAP`]), 5 sequences in all |
-//! | `s5 + 450 + 212` | 241: trial end, 850 ms after the 5th sequence's 200 (`s5`: that sequence's first flash) |
-//! | 241's sample + 250 | the next trial's start (1.0 s rest, [`REST`]) |
-//!
-//! So a trial takes [`TRIAL_SAMPLES`] = 3810 samples (15.24 s) from its start to the next
-//! one's, and a block [`LEAD`] + `chars` × 3810 samples, the last 250 after the final 241.
-//! The target of each trial is drawn uniformly from the 36 characters.
+//! The `p300` crate's, to the sample (its documentation has the table): a block of
+//! `chars` trials is [`p300::block_samples`]`(chars)` samples long, [`p300::LEAD`] of them
+//! before the first trial and [`p300::TRIAL_SAMPLES`] (15.24 s) per trial, the last 250
+//! after the final 241. Each trial opens with its target's true code 101–136 (the host
+//! masks it to 101 when it streams), then 5 sequences of the 12 group codes, each sequence
+//! in a fresh random order and followed by 200, then 241. The target of each trial is
+//! drawn uniformly from the 36 characters.
 //!
 //! # Signal model
 //!
@@ -68,6 +59,12 @@
 
 use std::path::{Path, PathBuf};
 
+use p300::{
+    CHANNELS, FLASHES, GROUPS, LEAD, MATRIX, PZ, ROWS, SAMPLE_RATE, SEQUENCE_END,
+    SEQUENCE_END_AFTER, SEQUENCES, TRIAL_END, TRIAL_SAMPLES, TRIGGER_ROW, block_samples,
+    flash_offset, sequence_offset, subject_dir, target_code, trial_end_offset,
+};
+
 use crate::SynthError;
 use crate::dmath;
 use crate::rng::Rng;
@@ -77,124 +74,8 @@ const CHALLENGE: &str = "p300speller";
 /// Stream tag of this generator (kept apart from the other challenges' streams).
 const TAG: u64 = 300;
 
-/// Samples per second.
-pub const SAMPLE_RATE: u32 = 250;
-/// Rows of a block: 64 channels and the trigger row (last).
-pub const ROWS: usize = 65;
-/// The trigger row's index.
-pub const TRIGGER_ROW: usize = 64;
-
-/// The Neuracle 64-channel cap in row order (docs/challenges.md).
-pub const CHANNELS: [&str; 64] = [
-    "Fpz", "Fp1", "Fp2", "AF3", "AF4", "AF7", "AF8", "Fz", "F1", "F2", "F3", "F4", "F5", "F6",
-    "F7", "F8", "FCz", "FC1", "FC2", "FC3", "FC4", "FC5", "FC6", "FT7", "FT8", "Cz", "C1", "C2",
-    "C3", "C4", "C5", "C6", "T7", "T8", "CP1", "CP2", "CP3", "CP4", "CP5", "CP6", "TP7", "TP8",
-    "Pz", "P3", "P4", "P5", "P6", "P7", "P8", "POz", "PO3", "PO4", "PO5", "PO6", "PO7", "PO8",
-    "Oz", "O1", "O2", "ECG", "HEOR", "HEOL", "VEOU", "VEOL",
-];
-/// Row of Pz, where `snr` is defined.
-pub const PZ: usize = 42;
 /// Rows from here on are ECG and EOG, not EEG.
 const FIRST_NON_EEG: usize = 59;
-
-/// The 6×6 speller matrix, row-major (docs/challenges.md).
-pub const MATRIX: [char; 36] = [
-    'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S',
-    'T', 'U', 'V', 'W', 'X', 'Y', 'Z', '1', '2', '3', '4', '5', '6', '7', '8', '9', '_',
-];
-
-/// The two flash groups (codes 1–12) each character of [`MATRIX`] belongs to, by row-major
-/// index (docs/challenges.md): a constant-weight 2-of-12 code, every pair distinct.
-pub const GROUPS: [(u8, u8); 36] = [
-    (1, 4),  // A
-    (1, 5),  // B
-    (1, 6),  // C
-    (1, 7),  // D
-    (1, 8),  // E
-    (1, 9),  // F
-    (2, 10), // G
-    (2, 5),  // H
-    (2, 6),  // I
-    (2, 7),  // J
-    (2, 8),  // K
-    (2, 9),  // L
-    (3, 10), // M
-    (3, 11), // N
-    (3, 6),  // O
-    (3, 7),  // P
-    (3, 8),  // Q
-    (3, 9),  // R
-    (4, 10), // S
-    (4, 11), // T
-    (4, 12), // U
-    (4, 7),  // V
-    (4, 8),  // W
-    (4, 9),  // X
-    (5, 10), // Y
-    (5, 11), // Z
-    (5, 12), // 1
-    (1, 10), // 2
-    (5, 8),  // 3
-    (5, 9),  // 4
-    (6, 10), // 5
-    (6, 11), // 6
-    (6, 12), // 7
-    (3, 12), // 8
-    (2, 11), // 9
-    (6, 9),  // _
-];
-
-/// The flash groups of the character at row-major `index` (`None` past 35).
-pub fn groups_of(index: usize) -> Option<(u8, u8)> {
-    GROUPS.get(index).copied()
-}
-
-/// The trial-start trigger code of the character at row-major `index`: 101–136.
-pub fn target_code(index: usize) -> u32 {
-    101 + index as u32
-}
-
-/// Trigger codes besides the targets and the flashes (1–12).
-pub const SEQUENCE_END: u32 = 200;
-pub const TRIAL_END: u32 = 241;
-
-/// Sequences per trial, flashes per sequence.
-pub const SEQUENCES: usize = 5;
-pub const FLASHES: usize = 12;
-/// Samples before the first trial of a block.
-pub const LEAD: usize = 250;
-/// Cue pause: trial start to the first flash.
-pub const CUE: usize = 250;
-/// A sequence's first flash to its sequence-end trigger (12 × 150 ms).
-pub const SEQUENCE_END_AFTER: usize = 450;
-/// Sequence end to the next sequence's first flash, and the last one to the trial end
-/// (850 ms, rounded down to whole samples).
-pub const GAP: usize = 212;
-/// Trial end to the next trial's start.
-pub const REST: usize = 250;
-/// A trial's start to the next trial's start.
-pub const TRIAL_SAMPLES: usize = CUE + SEQUENCES * (SEQUENCE_END_AFTER + GAP) + REST;
-
-/// Samples from a sequence's first flash to its flash `k`: round(k · 37.5), halves up.
-pub fn flash_offset(k: usize) -> usize {
-    // k · 37.5 is whole or a half, so rounding halves up is the ceiling.
-    (75 * k).div_ceil(2)
-}
-
-/// Samples from a trial's start to the first flash of its sequence `s` (0-based).
-pub fn sequence_offset(s: usize) -> usize {
-    CUE + s * (SEQUENCE_END_AFTER + GAP)
-}
-
-/// Samples from a trial's start to its trial-end trigger.
-pub fn trial_end_offset() -> usize {
-    sequence_offset(SEQUENCES)
-}
-
-/// Samples in a block of `chars` trials.
-pub fn block_samples(chars: usize) -> usize {
-    LEAD + chars * TRIAL_SAMPLES
-}
 
 /// Limits of the parameters: subject folders keep two digits; a trial is ~0.99 MB of
 /// float32, so 200 characters make a ~200 MB file.
@@ -266,9 +147,9 @@ impl P300Params {
 pub struct Block {
     /// Samples per row.
     pub samples: usize,
-    /// [`ROWS`] rows of `samples` values, row after row (the trigger row last).
+    /// [`p300::ROWS`] rows of `samples` values, row after row (the trigger row last).
     pub data: Vec<f32>,
-    /// The target of each trial, as a row-major index into [`MATRIX`].
+    /// The target of each trial, as a row-major index into [`p300::MATRIX`].
     pub targets: Vec<usize>,
 }
 
@@ -279,11 +160,6 @@ impl Block {
         let end = start.saturating_add(self.samples).min(self.data.len());
         &self.data[start..end]
     }
-}
-
-/// The folder of subject `subject` (1-based): `S01`.
-pub fn subject_dir(subject: usize) -> String {
-    format!("S{subject:02}")
 }
 
 /// Writes one block per subject, `<out>/S01/block_1.npy`, … into `out` (created if
@@ -659,40 +535,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_character_is_in_exactly_two_groups_and_the_pairs_differ() {
-        assert_eq!(CHANNELS[PZ], "Pz");
+    fn the_non_eeg_rows_are_the_last_five() {
         assert_eq!(CHANNELS[FIRST_NON_EEG], "ECG");
-        let mut sizes = [0usize; 13];
-        let mut pairs = std::collections::BTreeSet::new();
-        for (i, &(a, b)) in GROUPS.iter().enumerate() {
-            assert!(
-                (1..=12).contains(&a) && (1..=12).contains(&b) && a != b,
-                "{i}"
-            );
-            sizes[usize::from(a)] += 1;
-            sizes[usize::from(b)] += 1;
-            assert!(
-                pairs.insert((a.min(b), a.max(b))),
-                "{} repeats a pair",
-                MATRIX[i]
-            );
-            assert_eq!(groups_of(i), Some((a, b)));
-        }
-        assert_eq!(pairs.len(), 36);
-        assert_eq!(&sizes[1..], &[7, 7, 7, 7, 7, 7, 4, 5, 6, 6, 5, 4]);
-        assert_eq!(groups_of(36), None);
-        assert_eq!(target_code(0), 101);
-        assert_eq!(MATRIX[25], 'Z');
-        assert_eq!(target_code(26), 127);
-        assert_eq!(MATRIX[26], '1');
-        assert_eq!(target_code(35), 136);
-        assert_eq!(MATRIX[35], '_');
-        // Spot checks against the table in docs/challenges.md.
-        let of = |c: char| GROUPS[MATRIX.iter().position(|&m| m == c).unwrap()];
-        assert_eq!(of('H'), (2, 5));
-        assert_eq!(of('2'), (1, 10));
-        assert_eq!(of('8'), (3, 12));
-        assert_eq!(of('_'), (6, 9));
+        assert_eq!(CHANNELS.len() - FIRST_NON_EEG, 5);
     }
 
     fn small(chars: usize, snr: f64, seed: u64) -> P300Params {
