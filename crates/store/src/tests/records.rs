@@ -1,0 +1,235 @@
+//! Users, tokens, challenges and their data manifest, teams, quotas.
+
+use super::*;
+
+both!(
+    users_and_tokens,
+    manifest_pins_the_data,
+    one_team_per_challenge_and_consent,
+);
+
+async fn users_and_tokens(t: &TestStore) {
+    let alice = t
+        .create_user("alice", Role::Organiser, Some("correct horse"))
+        .await
+        .unwrap();
+    assert!(alice.has_password);
+    assert!(matches!(
+        t.create_user("alice", Role::Participant, None).await,
+        Err(Error::Exists { what: "user", .. })
+    ));
+    assert!(matches!(
+        t.create_user(" ", Role::Participant, None).await,
+        Err(Error::Invalid { .. })
+    ));
+    assert_eq!(
+        t.check_password("alice", "correct horse").await.unwrap(),
+        alice
+    );
+    for (name, pw) in [("alice", "wrong"), ("nobody", "correct horse")] {
+        assert!(matches!(
+            t.check_password(name, pw).await,
+            Err(Error::BadCredentials)
+        ));
+    }
+    let bob = t.create_user("bob", Role::Participant, None).await.unwrap();
+    assert!(matches!(
+        t.check_password("bob", "").await,
+        Err(Error::BadCredentials)
+    ));
+
+    let tok = t.issue_token(alice.id, "laptop").await.unwrap();
+    assert!(tok.token.starts_with("pj_") && tok.token.len() == 3 + 64);
+    assert_eq!(tok.hash, crate::manifest::sha256_hex(tok.token.as_bytes()));
+    assert_eq!(
+        t.authenticate(&tok.token).await.unwrap(),
+        Principal::User(alice.clone())
+    );
+    let (w, wtok) = t.create_worker("gpu-1").await.unwrap();
+    assert_eq!(
+        t.authenticate(&wtok.token).await.unwrap(),
+        Principal::Worker(w)
+    );
+    // Only the hash is stored.
+    let mut tx = t.store.db.read().await.unwrap();
+    let stored = tx
+        .fetch_all("SELECT hash FROM api_tokens", crate::db::args![])
+        .await
+        .unwrap();
+    for r in &stored {
+        let h: String = r.get("hash").unwrap();
+        assert_ne!(h, tok.token);
+        assert_ne!(h, wtok.token);
+    }
+    drop(tx);
+    t.revoke_token(&tok.token).await.unwrap();
+    assert!(matches!(
+        t.authenticate(&tok.token).await,
+        Err(Error::BadToken)
+    ));
+    assert!(matches!(
+        t.authenticate("pj_nope").await,
+        Err(Error::BadToken)
+    ));
+    assert!(matches!(
+        t.revoke_token(&tok.token).await,
+        Err(Error::BadToken)
+    ));
+    assert!(matches!(
+        t.issue_token(UserId::new(), "x").await,
+        Err(Error::NotFound { what: "user", .. })
+    ));
+    assert_eq!(t.user_by_name("bob").await.unwrap(), bob);
+}
+
+async fn manifest_pins_the_data(t: &TestStore) {
+    let data = tempfile::tempdir().unwrap();
+    write(data.path(), "training/a.hea", "a\n");
+    write(data.path(), "training/b.hea", "b\n");
+    let m = Manifest::compute(data.path()).unwrap();
+    assert_eq!(
+        m.files.keys().collect::<Vec<_>>(),
+        ["training/a.hea", "training/b.hea"]
+    );
+    // sha256sum's text, hashed.
+    let text = format!(
+        "{}  training/a.hea\n{}  training/b.hea\n",
+        crate::manifest::sha256_hex(b"a\n"),
+        crate::manifest::sha256_hex(b"b\n")
+    );
+    assert_eq!(m.sha256(), crate::manifest::sha256_hex(text.as_bytes()));
+
+    let c = t
+        .create_challenge(
+            "cpsc2021",
+            "PAF",
+            Definition::Toml("id = \"cpsc2021\"\n".into()),
+            data.path(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(c.manifest, m);
+    assert_eq!(t.challenge("cpsc2021").await.unwrap(), c);
+    assert!(matches!(
+        t.create_challenge(
+            "cpsc2021",
+            "again",
+            Definition::Builtin("x".into()),
+            data.path()
+        )
+        .await,
+        Err(Error::Exists { .. })
+    ));
+    t.check_challenge_data("cpsc2021", None).await.unwrap();
+
+    write(data.path(), "training/a.hea", "A\n");
+    write(data.path(), "extra.txt", "x");
+    std::fs::remove_file(data.path().join("training/b.hea")).unwrap();
+    match t.check_challenge_data("cpsc2021", None).await {
+        Err(Error::DataChanged { differences, .. }) => assert_eq!(
+            differences,
+            [
+                "training/a.hea changed",
+                "training/b.hea is missing",
+                "extra.txt is new"
+            ]
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A worker's copy under its data root.
+    let root = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        t.check_challenge_data("cpsc2021", Some(root.path())).await,
+        Err(Error::Io { .. })
+    ));
+}
+
+async fn one_team_per_challenge_and_consent(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = t.create_user("a", Role::Participant, None).await.unwrap();
+    let b = t.create_user("b", Role::Participant, None).await.unwrap();
+    let c = t.create_user("c", Role::Participant, None).await.unwrap();
+    let ta = t.create_team(&f.challenge, "ta", a.id).await.unwrap();
+    assert!(matches!(
+        t.create_team(&f.challenge, "ta", b.id).await,
+        Err(Error::Exists { .. })
+    ));
+    // a is in ta already: a second team of the same challenge is refused, and the
+    // half-made team is not left behind.
+    assert!(matches!(
+        t.create_team(&f.challenge, "ta2", a.id).await,
+        Err(Error::AlreadyInTeam { .. })
+    ));
+    let tb = t.create_team(&f.challenge, "tb", b.id).await.unwrap();
+
+    // Joining needs the invitee's consent.
+    assert!(matches!(
+        t.invite(ta.id, c.id, b.id).await,
+        Err(Error::NotMember { .. })
+    ));
+    let inv = t.invite(ta.id, c.id, a.id).await.unwrap();
+    assert_eq!(t.members(ta.id).await.unwrap(), std::slice::from_ref(&a));
+    assert_eq!(
+        t.invitations(c.id).await.unwrap(),
+        std::slice::from_ref(&inv)
+    );
+    assert!(matches!(
+        t.accept_invitation(inv.id, b.id).await,
+        Err(Error::InvitationNotPending(_))
+    ));
+    assert_eq!(t.accept_invitation(inv.id, c.id).await.unwrap(), ta);
+    assert_eq!(t.members(ta.id).await.unwrap(), [a.clone(), c.clone()]);
+    assert_eq!(
+        t.team_of(c.id, &f.challenge).await.unwrap(),
+        Some(ta.clone())
+    );
+    assert!(matches!(
+        t.accept_invitation(inv.id, c.id).await,
+        Err(Error::InvitationNotPending(_))
+    ));
+
+    // c is in ta now: accepting tb's invitation is refused and leaves it pending.
+    let inv2 = t.invite(tb.id, c.id, b.id).await.unwrap();
+    assert!(matches!(
+        t.accept_invitation(inv2.id, c.id).await,
+        Err(Error::AlreadyInTeam { .. })
+    ));
+    assert_eq!(
+        t.invitations(c.id).await.unwrap(),
+        std::slice::from_ref(&inv2)
+    );
+    t.decline_invitation(inv2.id, c.id).await.unwrap();
+    assert!(t.invitations(c.id).await.unwrap().is_empty());
+    assert_eq!(t.members(tb.id).await.unwrap(), [b]);
+}
+
+#[tokio::test]
+async fn sqlite_online_backup() {
+    let t = TestStore::sqlite().await;
+    let f = fixture(&t, Quota::default(), Rule::Best).await;
+    let out = tempfile::tempdir().unwrap();
+    let copy = out.path().join("backup.sqlite3");
+    t.backup(&copy).await.unwrap();
+    let restored = Store::open_sqlite(&copy).await.unwrap();
+    assert_eq!(
+        restored.challenges().await.unwrap(),
+        t.challenges().await.unwrap()
+    );
+    let pg = TestStore::postgres().await;
+    assert!(matches!(pg.backup(&copy).await, Err(Error::Invalid { .. })));
+}
+
+#[tokio::test]
+async fn urls() {
+    assert!(matches!(
+        Store::connect("mysql://x").await,
+        Err(Error::BadUrl(_))
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("x.db").display());
+    let s = Store::connect(&url).await.unwrap();
+    assert_eq!(s.backend(), Backend::Sqlite);
+    // Migrating twice is a no-op.
+    drop(s);
+    Store::connect(&url).await.unwrap();
+}
