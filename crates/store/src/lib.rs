@@ -48,8 +48,11 @@
 mod challenges;
 mod db;
 mod error;
+mod leaderboard;
 pub mod manifest;
 mod model;
+mod queue;
+mod submissions;
 mod teams;
 mod users;
 

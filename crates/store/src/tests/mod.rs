@@ -7,7 +7,10 @@ use chrono::Duration;
 use crate::testing::TestStore;
 use crate::*;
 
+mod leaderboard;
+mod queue;
 mod records;
+mod state_machine;
 
 /// `both!(name)`: the async fn `name(&TestStore)` as two tests, `name::sqlite` and
 /// `name::postgres`.
@@ -91,3 +94,59 @@ pub(crate) async fn team(t: &TestStore, f: &Fixture, name: &str) -> Team {
         .unwrap();
     t.create_team(&f.challenge, name, u.id).await.unwrap()
 }
+
+pub(crate) fn entry(team: &Team, f: &Fixture, n: u32) -> NewSubmission {
+    NewSubmission {
+        team: team.id,
+        phase: f.phase.id,
+        entry_sha256: format!("{n:064x}"),
+        entry_path: format!("entries/{}/{n}.zip", team.id),
+        method_name: None,
+        method_description: None,
+    }
+}
+
+pub(crate) fn scored(figures: &[(&str, f64, Better)]) -> Report {
+    Report {
+        outcome: Outcome::Scored,
+        result_json: Some(r#"{"verdict":"scored"}"#.into()),
+        private_json: Some(r#"{"score":0.5}"#.into()),
+        figures: figures
+            .iter()
+            .map(|&(k, v, b)| Figure {
+                key: k.into(),
+                value: Some(v),
+                better: b,
+            })
+            .collect(),
+        scorer_version: "score 0.1.0".into(),
+        judge_version: "judge 0.1.0".into(),
+        message: None,
+    }
+}
+
+pub(crate) fn failed() -> Report {
+    Report {
+        outcome: Outcome::Failed,
+        result_json: Some(r#"{"verdict":"failed"}"#.into()),
+        private_json: None,
+        figures: vec![],
+        scorer_version: "score 0.1.0".into(),
+        judge_version: "judge 0.1.0".into(),
+        message: None,
+    }
+}
+
+pub(crate) fn judge_error() -> Report {
+    Report {
+        outcome: Outcome::Error,
+        result_json: None,
+        private_json: None,
+        figures: vec![],
+        scorer_version: "score 0.1.0".into(),
+        judge_version: "judge 0.1.0".into(),
+        message: Some("disk full".into()),
+    }
+}
+
+pub(crate) const LEASE: std::time::Duration = std::time::Duration::from_secs(60);

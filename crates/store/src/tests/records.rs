@@ -1,11 +1,16 @@
 //! Users, tokens, challenges and their data manifest, teams, quotas.
 
+use chrono::Duration;
+
 use super::*;
 
 both!(
     users_and_tokens,
     manifest_pins_the_data,
     one_team_per_challenge_and_consent,
+    quota_limits_and_figures,
+    quota_holds_under_concurrent_submissions,
+    phase_times_are_enforced,
 );
 
 async fn users_and_tokens(t: &TestStore) {
@@ -203,10 +208,187 @@ async fn one_team_per_challenge_and_consent(t: &TestStore) {
     assert_eq!(t.members(tb.id).await.unwrap(), [b]);
 }
 
+async fn quota_limits_and_figures(t: &TestStore) {
+    let quota = Quota {
+        total: Some(4),
+        per_day: Some(2),
+        max_concurrent: Some(2),
+    };
+    let f = fixture(t, quota, Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!(
+        (q.total_left, q.today_left, q.running, q.next_slot_at),
+        (Some(4), Some(2), 0, Some(t.now()))
+    );
+
+    let s1 = t.submit(&entry(&team, &f, 1)).await.unwrap();
+    assert_eq!(s1.state, State::Queued);
+    assert_eq!(s1.received_at, t.now());
+    let s2 = t.submit(&entry(&team, &f, 2)).await.unwrap();
+    // Two today and two queued: both the day and concurrency are spent.
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!(q.spent, [QuotaLimit::PerDay, QuotaLimit::MaxConcurrent]);
+    let midnight = "2026-03-03T00:00:00Z"
+        .parse::<chrono::DateTime<chrono::Utc>>()
+        .unwrap();
+    assert_eq!(q.next_slot_at, Some(midnight));
+    match t.submit(&entry(&team, &f, 3)).await {
+        Err(Error::QuotaSpent(status)) => assert_eq!(*status, q),
+        other => panic!("{other:?}"),
+    }
+
+    // Withdrawn and error never count.
+    t.withdraw(s1.id, None).await.unwrap();
+    let job = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(job.attempt.submission, s2.id);
+    t.store
+        .clone()
+        .with_policy(Policy {
+            max_attempts: 1,
+            team_running_cap: 1,
+        })
+        .report(f.worker.id, job.attempt, &judge_error())
+        .await
+        .unwrap();
+    assert_eq!(t.submission(s2.id).await.unwrap().state, State::Error);
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!((q.used_total, q.used_today, q.running), (0, 0, 0));
+    assert!(q.spent.is_empty());
+
+    // The next UTC day: a new daily allowance; the total still binds.
+    let s3 = t.submit(&entry(&team, &f, 3)).await.unwrap();
+    let j3 = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(f.worker.id, j3.attempt, &failed()).await.unwrap();
+    assert_eq!(t.submission(s3.id).await.unwrap().state, State::Failed);
+    t.submit(&entry(&team, &f, 4)).await.unwrap();
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!((q.used_total, q.today_left, q.running), (2, Some(0), 1));
+    assert_eq!(q.spent, [QuotaLimit::PerDay]);
+    t.clock.set(midnight);
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!((q.today_left, q.next_slot_at), (Some(2), Some(midnight)));
+    t.submit(&entry(&team, &f, 5)).await.unwrap();
+    t.submit(&entry(&team, &f, 6)).await.unwrap_err();
+    t.clock.advance(Duration::days(1));
+    // Concurrency: 4 and 5 are queued.
+    match t.submit(&entry(&team, &f, 7)).await {
+        Err(Error::QuotaSpent(s)) => {
+            assert_eq!(s.spent, [QuotaLimit::MaxConcurrent]);
+            assert_eq!(s.next_slot_at, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    for _ in 0..2 {
+        let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+        t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+    }
+    t.submit(&entry(&team, &f, 8)).await.unwrap();
+    let q = t.quota(f.phase.id, team.id).await.unwrap();
+    assert_eq!((q.used_total, q.total_left), (4, Some(0)));
+    assert_eq!(
+        (q.spent.clone(), q.next_slot_at),
+        (vec![QuotaLimit::Total], None)
+    );
+    let msg = t
+        .submit(&entry(&team, &f, 9))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("4 of 4 submissions in the phase used"),
+        "{msg}"
+    );
+}
+
+async fn quota_holds_under_concurrent_submissions(t: &TestStore) {
+    let quota = Quota {
+        total: Some(5),
+        per_day: None,
+        max_concurrent: None,
+    };
+    let f = fixture(t, quota, Rule::Best).await;
+    let team = team(t, &f, "racers").await;
+    let other = self::team(t, &f, "others").await;
+    let mut tasks = Vec::new();
+    for n in 0..16 {
+        let store = t.store.clone();
+        let e = entry(if n % 4 == 3 { &other } else { &team }, &f, n);
+        tasks.push(tokio::spawn(async move { store.submit(&e).await }));
+    }
+    let (mut ok, mut spent) = (0, 0);
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(s) if s.team == team.id => ok += 1,
+            Ok(_) => {}
+            Err(Error::QuotaSpent(s)) => {
+                assert_eq!(s.used_total, 5);
+                spent += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((ok, spent), (5, 7));
+    assert_eq!(t.submissions(team.id, f.phase.id).await.unwrap().len(), 5);
+    assert_eq!(t.submissions(other.id, f.phase.id).await.unwrap().len(), 4);
+}
+
+async fn phase_times_are_enforced(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "late").await;
+    t.clock.set(f.phase.closes);
+    assert!(matches!(
+        t.submit(&entry(&team, &f, 1)).await,
+        Err(Error::PhaseClosed { .. })
+    ));
+    t.clock.set(f.phase.opens - Duration::seconds(1));
+    assert!(matches!(
+        t.submit(&entry(&team, &f, 1)).await,
+        Err(Error::PhaseClosed { .. })
+    ));
+    assert_eq!(t.open_phase(&f.challenge, t.now()).await.unwrap(), None);
+    t.clock.set(f.phase.opens);
+    assert_eq!(
+        t.open_phase(&f.challenge, t.now()).await.unwrap(),
+        Some(f.phase.clone())
+    );
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let mut bad = entry(&team, &f, 2);
+    bad.entry_sha256 = "XYZ".into();
+    assert!(matches!(t.submit(&bad).await, Err(Error::Invalid { .. })));
+    assert!(matches!(
+        t.create_phase(
+            &f.challenge,
+            &NewPhase {
+                name: "backwards".into(),
+                closes: f.phase.opens,
+                ..new_phase_like(&f.phase)
+            }
+        )
+        .await,
+        Err(Error::Invalid { .. })
+    ));
+}
+
+pub(crate) fn new_phase_like(p: &Phase) -> NewPhase {
+    NewPhase {
+        name: p.name.clone(),
+        opens: p.opens,
+        closes: p.closes,
+        selection_closes: p.selection_closes,
+        quota: p.quota,
+        scored_split: p.scored_split,
+        show_exam: p.show_exam,
+        rule: p.rule,
+    }
+}
+
 #[tokio::test]
 async fn sqlite_online_backup() {
     let t = TestStore::sqlite().await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
+    let team = team(&t, &f, "t").await;
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
     let out = tempfile::tempdir().unwrap();
     let copy = out.path().join("backup.sqlite3");
     t.backup(&copy).await.unwrap();
@@ -214,6 +396,10 @@ async fn sqlite_online_backup() {
     assert_eq!(
         restored.challenges().await.unwrap(),
         t.challenges().await.unwrap()
+    );
+    assert_eq!(
+        restored.submissions(team.id, f.phase.id).await.unwrap(),
+        t.submissions(team.id, f.phase.id).await.unwrap()
     );
     let pg = TestStore::postgres().await;
     assert!(matches!(pg.backup(&copy).await, Err(Error::Invalid { .. })));
