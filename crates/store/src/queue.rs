@@ -111,6 +111,17 @@ fn check_report(r: &Report) -> Result<(), Error> {
             problem: format!("a {} report carries result.json", r.outcome),
         });
     }
+    if let Some(f) = r
+        .figures
+        .iter()
+        .find(|f| f.value.is_some_and(|v| !v.is_finite()))
+    {
+        // SQLite would store NaN as NULL and PostgreSQL as NaN: a missing figure is None.
+        return Err(Error::Invalid {
+            field: "report",
+            problem: format!("ranking number {:?} is not finite (give None)", f.key),
+        });
+    }
     match r.outcome {
         Outcome::Scored if r.figures.is_empty() => Err(Error::Invalid {
             field: "report",

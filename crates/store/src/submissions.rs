@@ -333,6 +333,100 @@ impl Store {
         .collect()
     }
 
+    /// A challenge's submissions, newest first, `limit` at a time: the next page starts
+    /// after the last submission of the previous one (`after`).
+    pub async fn challenge_submissions(
+        &self,
+        challenge: &str,
+        after: Option<SubmissionId>,
+        limit: u32,
+    ) -> Result<Vec<Submission>, Error> {
+        let mut tx = self.db.read().await?;
+        let (cursor, sql) = match after {
+            None => (None, String::new()),
+            Some(id) => {
+                let s = submission_in(&mut tx, id).await?;
+                (
+                    Some((us(s.received_at), id)),
+                    " AND (received_at < $3 OR (received_at = $3 AND id < $4))".to_owned(),
+                )
+            }
+        };
+        let sql = format!(
+            "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE challenge_id = $1{sql} \
+             ORDER BY received_at DESC, id DESC LIMIT $2"
+        );
+        let mut params = args![challenge, i64::from(limit)];
+        if let Some((at, id)) = cursor {
+            params.push(at.into());
+            params.push(id.into());
+        }
+        tx.fetch_all(&sql, params)
+            .await?
+            .iter()
+            .map(submission_from)
+            .collect()
+    }
+
+    /// How many submissions are in each state, for one challenge or all (the queue's
+    /// length, what is running, what is stuck in `error`).
+    pub async fn state_counts(&self, challenge: Option<&str>) -> Result<Vec<(State, u64)>, Error> {
+        let mut tx = self.db.read().await?;
+        let rows = tx
+            .fetch_all(
+                "SELECT st.state, COUNT(s.id) AS n FROM submission_states st \
+                 LEFT JOIN submissions s ON s.state = st.state \
+                 AND ($1 IS NULL OR s.challenge_id = $1) \
+                 GROUP BY st.state",
+                args![challenge],
+            )
+            .await?;
+        let mut out = Vec::new();
+        for r in &rows {
+            let state = State::parse_stored(&r.get::<String>("state")?)?;
+            let n: i64 = r.get("n")?;
+            out.push((state, u64::from(count(n)?)));
+        }
+        out.sort_by_key(|(s, _)| State::ALL.iter().position(|x| x == s));
+        Ok(out)
+    }
+
+    /// Where a queued submission stands in the queue: 1 + the queued submissions
+    /// received before it (all teams). The order it is taken in may differ, since the
+    /// queue is fair across teams. `None` when it is not queued.
+    pub async fn queue_position(&self, id: SubmissionId) -> Result<Option<u32>, Error> {
+        let mut tx = self.db.read().await?;
+        let s = submission_in(&mut tx, id).await?;
+        if s.state != State::Queued {
+            return Ok(None);
+        }
+        let r = tx
+            .fetch_one(
+                "SELECT COUNT(*) AS n FROM submissions WHERE state = 'queued' \
+                 AND (received_at < $1 OR (received_at = $1 AND id < $2))",
+                args![us(s.received_at), id],
+            )
+            .await?;
+        Ok(Some(count(r.get("n")?)? + 1))
+    }
+
+    /// The submissions of a phase that are not finished (queued, running, or in
+    /// `error`): publishing a phase's test leaderboard waits for these.
+    pub async fn unfinished(&self, phase: PhaseId) -> Result<Vec<Submission>, Error> {
+        let mut tx = self.db.read().await?;
+        tx.fetch_all(
+            &format!(
+                "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE phase_id = $1 \
+                 AND state IN ('queued', 'running', 'error') ORDER BY received_at, id"
+            ),
+            args![phase],
+        )
+        .await?
+        .iter()
+        .map(submission_from)
+        .collect()
+    }
+
     /// Every state change of a submission, in order.
     pub async fn history(&self, id: SubmissionId) -> Result<Vec<HistoryEntry>, Error> {
         let mut tx = self.db.read().await?;

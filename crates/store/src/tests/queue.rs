@@ -16,6 +16,7 @@ both!(
     judge_errors_retry_then_stay,
     workers_and_challenge_filters,
     rescoring_keeps_the_old_result,
+    listings_counts_and_positions,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -240,6 +241,12 @@ async fn a_result_is_accepted_once(t: &TestStore) {
         Err(Error::Invalid { .. })
     ));
     bad = report.clone();
+    bad.figures[0].value = Some(f64::NAN);
+    assert!(matches!(
+        t.report(f.worker.id, j.attempt, &bad).await,
+        Err(Error::Invalid { .. })
+    ));
+    bad = report.clone();
     bad.figures.clear();
     assert!(matches!(
         t.report(f.worker.id, j.attempt, &bad).await,
@@ -394,4 +401,78 @@ async fn rescoring_keeps_the_old_result(t: &TestStore) {
     assert!(t.submission(s.id).await.unwrap().selected);
     let q = t.submit(&entry(&team, &f, 2)).await.unwrap();
     assert!(matches!(t.select(q.id).await, Err(Error::Invalid { .. })));
+}
+
+async fn listings_counts_and_positions(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let tm = if n % 2 == 0 { &a } else { &b };
+        ids.push(t.submit(&entry(tm, &f, n)).await.unwrap().id);
+        if n != 3 {
+            // Two at the same microsecond: the id breaks the tie.
+            t.clock.advance(Duration::seconds(1));
+        }
+    }
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.submission, ids[0]);
+    assert_eq!(t.queue_position(ids[0]).await.unwrap(), None);
+    let mut positions = [ids[1], ids[2], ids[3], ids[4]];
+    if ids[3] > ids[4] {
+        positions.swap(2, 3);
+    }
+    for (i, id) in positions.iter().enumerate() {
+        assert_eq!(t.queue_position(*id).await.unwrap(), Some(i as u32 + 1));
+    }
+    let counts = t.state_counts(Some(&f.challenge)).await.unwrap();
+    assert_eq!(
+        counts,
+        [
+            (State::Queued, 4),
+            (State::Running, 1),
+            (State::Scored, 0),
+            (State::Failed, 0),
+            (State::Error, 0),
+            (State::Withdrawn, 0),
+        ]
+    );
+    assert_eq!(
+        t.state_counts(Some("other")).await.unwrap()[0],
+        (State::Queued, 0)
+    );
+    assert_eq!(t.state_counts(None).await.unwrap()[0], (State::Queued, 4));
+    // Pages of two, newest first.
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = t
+            .challenge_submissions(&f.challenge, after, 2)
+            .await
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        assert!(page.len() <= 2);
+        after = page.last().map(|s| s.id);
+        seen.extend(page.iter().map(|s| s.id));
+    }
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    if ids[3] > ids[4] {
+        newest_first.swap(0, 1);
+    }
+    assert_eq!(seen, newest_first);
+    let unfinished: Vec<_> = t
+        .unfinished(f.phase.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(unfinished[0], ids[0]);
+    assert_eq!(unfinished[1..], positions);
+    t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+    assert_eq!(t.unfinished(f.phase.id).await.unwrap().len(), 4);
 }
