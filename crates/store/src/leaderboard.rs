@@ -12,7 +12,7 @@ use crate::{
 /// number, signed so that larger is better (`goodness`), teams hidden or disqualified
 /// left out.
 const CANDIDATES: &str = "SELECT s.id AS submission_id, s.team_id, t.name AS team_name, \
-     s.received_at, s.method_name, r.id AS result_id, \
+     s.received_at, s.method_name, s.selected, r.id AS result_id, \
      CASE WHEN f.better = 'lower' THEN -f.value ELSE f.value END AS goodness \
      FROM submissions s \
      JOIN teams t ON t.id = s.team_id \
@@ -33,6 +33,25 @@ impl Store {
             Rule::Best => "(goodness IS NULL), goodness DESC, received_at, submission_id",
             Rule::Latest => "received_at DESC, submission_id DESC",
         };
+        self.ranked(phase, rule, false, pick).await
+    }
+
+    /// The final entries of a phase, ranked as [`Store::leaderboard`] ranks: each
+    /// visible team's selected submission ([`Store::select`]), or its best scored one
+    /// if it selected none (whatever the phase's rule).
+    pub async fn final_leaderboard(&self, phase: PhaseId) -> Result<Leaderboard, Error> {
+        let rule = self.phase(phase).await?.rule;
+        let pick = "selected DESC, (goodness IS NULL), goodness DESC, received_at, submission_id";
+        self.ranked(phase, rule, true, pick).await
+    }
+
+    async fn ranked(
+        &self,
+        phase: PhaseId,
+        rule: Rule,
+        final_entries: bool,
+        pick: &str,
+    ) -> Result<Leaderboard, Error> {
         let sql = format!(
             "WITH cand AS ({CANDIDATES}), \
              picked AS (SELECT cand.*, ROW_NUMBER() OVER \
@@ -80,6 +99,11 @@ impl Store {
                 })
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        Ok(Leaderboard { phase, rule, rows })
+        Ok(Leaderboard {
+            phase,
+            rule,
+            final_entries,
+            rows,
+        })
     }
 }

@@ -602,7 +602,10 @@ pub struct LeaderboardRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Leaderboard {
     pub phase: PhaseId,
+    /// The phase's rule (which a leaderboard of final entries does not follow).
     pub rule: Rule,
+    /// Each team's selected submission (else its best), not the rule's choice.
+    pub final_entries: bool,
     pub rows: Vec<LeaderboardRow>,
 }
 

@@ -4,7 +4,11 @@ use chrono::Duration;
 
 use super::*;
 
-both!(ranks_ties_and_directions, latest_rule_and_lower_first);
+both!(
+    ranks_ties_and_directions,
+    latest_rule_and_lower_first,
+    final_entries_are_the_selected_or_best,
+);
 
 /// Submits, takes and scores one entry for a team.
 async fn score(
@@ -158,4 +162,31 @@ async fn latest_rule_and_lower_first(t: &TestStore) {
     assert_eq!(rows, [(1, b1), (2, a_latest), (2, c1)]);
     // Rows are the figures as stored: the latest of a (9.0), not its best (5.0).
     assert_eq!(lb.rows[1].figures[0].value, Some(9.0));
+}
+
+async fn final_entries_are_the_selected_or_best(t: &TestStore) {
+    use Better::*;
+    let f = fixture(t, Quota::default(), Rule::Latest).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let a_good = score(t, &f, &a, 1, &[("score", 0.9, Higher)]).await;
+    let a_later = score(t, &f, &a, 2, &[("score", 0.4, Higher)]).await;
+    let b_good = score(t, &f, &b, 3, &[("score", 0.7, Higher)]).await;
+    let b_later = score(t, &f, &b, 4, &[("score", 0.5, Higher)]).await;
+    // a chooses its later, worse entry; b chooses nothing and gets its best.
+    t.select(a_later).await.unwrap();
+    let lb = t.final_leaderboard(f.phase.id).await.unwrap();
+    assert!(lb.final_entries);
+    let rows: Vec<_> = lb.rows.iter().map(|r| (r.rank, r.submission)).collect();
+    assert_eq!(rows, [(1, b_good), (2, a_later)]);
+    // The phase's own leaderboard follows its rule (latest).
+    let lb = t.leaderboard(f.phase.id).await.unwrap();
+    assert!(!lb.final_entries);
+    let rows: Vec<_> = lb.rows.iter().map(|r| (r.rank, r.submission)).collect();
+    assert_eq!(rows, [(1, b_later), (2, a_later)]);
+    // Choosing again replaces the choice.
+    t.select(a_good).await.unwrap();
+    assert!(!t.submission(a_later).await.unwrap().selected);
+    let lb = t.final_leaderboard(f.phase.id).await.unwrap();
+    assert_eq!(lb.rows[0].submission, a_good);
 }
