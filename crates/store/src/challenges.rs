@@ -93,55 +93,66 @@ impl Store {
         let manifest_json =
             serde_json::to_string(&manifest).map_err(|e| Error::Corrupt(e.to_string()))?;
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO challenges (id, title, definition_kind, definition, \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO challenges (id, title, definition_kind, definition, \
                      definition_sha256, data_path, data_manifest, manifest_sha256, created_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {CHALLENGE_COLUMNS}"
-                ),
-                args![
-                    id,
-                    title,
-                    definition.kind(),
-                    definition.text(),
-                    sha256_hex(definition.text().as_bytes()),
-                    data,
-                    manifest_json,
-                    manifest.sha256(),
-                    us(self.now()),
-                ],
-            )
-            .await
-            .map_err(|e| exists(e, "challenge", id))?;
-        let c = challenge_from(&r)?;
-        tx.commit().await?;
-        Ok(c)
+                    ),
+                    args![
+                        id,
+                        title,
+                        definition.kind(),
+                        definition.text(),
+                        sha256_hex(definition.text().as_bytes()),
+                        data,
+                        manifest_json,
+                        manifest.sha256(),
+                        us(self.now()),
+                    ],
+                )
+                .await
+                .map_err(|e| exists(e, "challenge", id))?;
+            let c = challenge_from(&r)?;
+            Ok(c)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn challenge(&self, id: &str) -> Result<Challenge, Error> {
         let mut tx = self.db.read().await?;
-        let r = tx
-            .fetch_optional(
-                &format!("SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE id = $1"),
-                args![id],
-            )
-            .await?
-            .ok_or_else(|| not_found("challenge", id))?;
-        challenge_from(&r)
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("challenge", id))?;
+            challenge_from(&r)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Every challenge, by id.
     pub async fn challenges(&self) -> Result<Vec<Challenge>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!("SELECT {CHALLENGE_COLUMNS} FROM challenges ORDER BY id"),
-            args![],
-        )
-        .await?
-        .iter()
-        .map(challenge_from)
-        .collect()
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!("SELECT {CHALLENGE_COLUMNS} FROM challenges ORDER BY id"),
+                args![],
+            )
+            .await?
+            .iter()
+            .map(challenge_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Checks a challenge's data folder (at `data_root/<id>` when given, as a worker
@@ -180,65 +191,76 @@ impl Store {
         let limit = |v: Option<u32>| v.map(i64::from);
         let id = PhaseId::new();
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO phases (id, challenge_id, name, opens_at, closes_at, \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO phases (id, challenge_id, name, opens_at, closes_at, \
                      selection_closes_at, quota_total, quota_per_day, quota_max_concurrent, \
                      scored_split, show_exam, rule, created_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                      RETURNING {PHASE_COLUMNS}"
-                ),
-                args![
-                    id,
-                    challenge,
-                    &p.name,
-                    us(p.opens),
-                    us(p.closes),
-                    p.selection_closes.map(us),
-                    limit(p.quota.total),
-                    limit(p.quota.per_day),
-                    limit(p.quota.max_concurrent),
-                    p.scored_split,
-                    p.show_exam,
-                    p.rule,
-                    us(self.now()),
-                ],
-            )
-            .await
-            .map_err(|e| exists(e, "phase", &p.name))
-            .map_err(|e| missing(e, "challenge", challenge))?;
-        let phase = phase_from(&r)?;
-        tx.commit().await?;
-        Ok(phase)
+                    ),
+                    args![
+                        id,
+                        challenge,
+                        &p.name,
+                        us(p.opens),
+                        us(p.closes),
+                        p.selection_closes.map(us),
+                        limit(p.quota.total),
+                        limit(p.quota.per_day),
+                        limit(p.quota.max_concurrent),
+                        p.scored_split,
+                        p.show_exam,
+                        p.rule,
+                        us(self.now()),
+                    ],
+                )
+                .await
+                .map_err(|e| exists(e, "phase", &p.name))
+                .map_err(|e| missing(e, "challenge", challenge))?;
+            let phase = phase_from(&r)?;
+            Ok(phase)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn phase(&self, id: PhaseId) -> Result<Phase, Error> {
         let mut tx = self.db.read().await?;
-        let r = tx
-            .fetch_optional(
-                &format!("SELECT {PHASE_COLUMNS} FROM phases WHERE id = $1"),
-                args![id],
-            )
-            .await?
-            .ok_or_else(|| not_found("phase", id))?;
-        phase_from(&r)
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {PHASE_COLUMNS} FROM phases WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("phase", id))?;
+            phase_from(&r)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A challenge's phases, by opening time.
     pub async fn phases(&self, challenge: &str) -> Result<Vec<Phase>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!(
-                "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
                  ORDER BY opens_at, name"
-            ),
-            args![challenge],
-        )
-        .await?
-        .iter()
-        .map(phase_from)
-        .collect()
+                ),
+                args![challenge],
+            )
+            .await?
+            .iter()
+            .map(phase_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The phase of a challenge open at `at` (the latest opened, if several overlap).
@@ -248,16 +270,20 @@ impl Store {
         at: DateTime<Utc>,
     ) -> Result<Option<Phase>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_optional(
-            &format!(
-                "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
+        let r = crate::db::attempt(async {
+            tx.fetch_optional(
+                &format!(
+                    "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
                  AND opens_at <= $2 AND $2 < closes_at ORDER BY opens_at DESC, name LIMIT 1"
-            ),
-            args![challenge, us(at)],
-        )
-        .await?
-        .as_ref()
-        .map(phase_from)
-        .transpose()
+                ),
+                args![challenge, us(at)],
+            )
+            .await?
+            .as_ref()
+            .map(phase_from)
+            .transpose()
+        })
+        .await;
+        tx.finish(r).await
     }
 }

@@ -110,6 +110,15 @@ impl From<bool> for Val {
     }
 }
 
+/// Runs the work of a transaction (an `async` block that uses it), for
+/// [`Tx::finish`]: `let r = attempt(async { … }).await; tx.finish(r).await`. The
+/// function only gives the block its type, so that `?` in it needs no annotation.
+pub(crate) async fn attempt<T>(
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    work.await
+}
+
 /// `args![a, b, …]`: the values for `$1`, `$2`, ….
 macro_rules! args {
     () => { Vec::<$crate::db::Val>::new() };
@@ -231,6 +240,26 @@ impl Tx {
         self.fetch_optional(sql, args)
             .await?
             .ok_or_else(|| Error::Corrupt(format!("no row from: {sql}")))
+    }
+
+    /// Ends the transaction with the outcome of its work: commits after `Ok`, rolls back
+    /// at once after `Err`. (A transaction merely dropped is rolled back only when sqlx
+    /// next tests its connection, in a task of its own: until then it keeps its locks,
+    /// and another worker would skip a team it had locked.)
+    pub(crate) async fn finish<T>(self, outcome: Result<T, Error>) -> Result<T, Error> {
+        match outcome {
+            Ok(v) => {
+                self.commit().await?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = match self {
+                    Tx::Sqlite(t) => t.rollback().await,
+                    Tx::Postgres(t) => t.rollback().await,
+                };
+                Err(e)
+            }
+        }
     }
 
     pub(crate) async fn commit(self) -> Result<(), Error> {

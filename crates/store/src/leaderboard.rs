@@ -61,49 +61,53 @@ impl Store {
              FROM picked WHERE pick = 1 ORDER BY rank, received_at, team_name"
         );
         let mut tx = self.db.read().await?;
-        let rows = tx.fetch_all(&sql, args![phase]).await?;
-        let figures = tx
-            .fetch_all(
-                "SELECT f.result_id, f.key, f.value, f.better FROM result_figures f \
+        let r = crate::db::attempt(async {
+            let rows = tx.fetch_all(&sql, args![phase]).await?;
+            let figures = tx
+                .fetch_all(
+                    "SELECT f.result_id, f.key, f.value, f.better FROM result_figures f \
                  JOIN results r ON r.id = f.result_id \
                  JOIN submissions s ON s.id = r.submission_id \
                  WHERE s.phase_id = $1 AND s.state = 'scored' AND r.replaced = FALSE \
                  ORDER BY f.result_id, f.position",
-                args![phase],
-            )
-            .await?;
-        let mut by_result: HashMap<String, Vec<Figure>> = HashMap::new();
-        for f in &figures {
-            by_result
-                .entry(f.get("result_id")?)
-                .or_default()
-                .push(Figure {
-                    key: f.get("key")?,
-                    value: f.get("value")?,
-                    better: crate::Better::parse_stored(&f.get::<String>("better")?)?,
-                });
-        }
-        let rows = rows
-            .iter()
-            .map(|r| {
-                Ok(LeaderboardRow {
-                    rank: count(r.get("rank")?)?,
-                    team: TeamId::parse_stored(&r.get::<String>("team_id")?)?,
-                    team_name: r.get("team_name")?,
-                    submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
-                    received_at: time(r.get("received_at")?)?,
-                    figures: by_result
-                        .remove(&r.get::<String>("result_id")?)
-                        .unwrap_or_default(),
-                    method_name: r.get("method_name")?,
+                    args![phase],
+                )
+                .await?;
+            let mut by_result: HashMap<String, Vec<Figure>> = HashMap::new();
+            for f in &figures {
+                by_result
+                    .entry(f.get("result_id")?)
+                    .or_default()
+                    .push(Figure {
+                        key: f.get("key")?,
+                        value: f.get("value")?,
+                        better: crate::Better::parse_stored(&f.get::<String>("better")?)?,
+                    });
+            }
+            let rows = rows
+                .iter()
+                .map(|r| {
+                    Ok(LeaderboardRow {
+                        rank: count(r.get("rank")?)?,
+                        team: TeamId::parse_stored(&r.get::<String>("team_id")?)?,
+                        team_name: r.get("team_name")?,
+                        submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+                        received_at: time(r.get("received_at")?)?,
+                        figures: by_result
+                            .remove(&r.get::<String>("result_id")?)
+                            .unwrap_or_default(),
+                        method_name: r.get("method_name")?,
+                    })
                 })
+                .collect::<Result<Vec<_>, Error>>()?;
+            Ok(Leaderboard {
+                phase,
+                rule,
+                final_entries,
+                rows,
             })
-            .collect::<Result<Vec<_>, Error>>()?;
-        Ok(Leaderboard {
-            phase,
-            rule,
-            final_entries,
-            rows,
         })
+        .await;
+        tx.finish(r).await
     }
 }

@@ -255,96 +255,98 @@ impl Store {
     ) -> Result<Option<Option<Job>>, Error> {
         let cap = i64::from(self.policy.team_running_cap);
         let mut tx = self.db.write().await?;
-        let now = self.now();
-        worker_seen(&mut tx, worker, us(now)).await?;
-        let mut params = args![cap];
-        let filter = match challenges {
-            None => String::new(),
-            Some([]) => return Ok(Some(None)),
-            Some(list) => {
-                let mut marks = Vec::new();
-                for c in list {
-                    params.push(c.into());
-                    marks.push(format!("${}", params.len()));
+        let r = crate::db::attempt(async {
+            let now = self.now();
+            worker_seen(&mut tx, worker, us(now)).await?;
+            let mut params = args![cap];
+            let filter = match challenges {
+                None => String::new(),
+                Some([]) => return Ok(Some(None)),
+                Some(list) => {
+                    let mut marks = Vec::new();
+                    for c in list {
+                        params.push(c.into());
+                        marks.push(format!("${}", params.len()));
+                    }
+                    format!(" AND s.challenge_id IN ({})", marks.join(", "))
                 }
-                format!(" AND s.challenge_id IN ({})", marks.join(", "))
-            }
-        };
-        let lock = if tx.is_postgres() {
-            " FOR UPDATE OF s, t SKIP LOCKED"
-        } else {
-            ""
-        };
-        let running = "(SELECT COUNT(*) FROM submissions r \
+            };
+            let lock = if tx.is_postgres() {
+                " FOR UPDATE OF s, t SKIP LOCKED"
+            } else {
+                ""
+            };
+            let running = "(SELECT COUNT(*) FROM submissions r \
                        WHERE r.team_id = s.team_id AND r.state = 'running')";
-        let sql = format!(
-            "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
+            let sql = format!(
+                "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
              s.current_attempt, {running} AS team_running \
              FROM submissions s JOIN teams t ON t.id = s.team_id \
              WHERE s.state = 'queued' AND {running} < $1{filter} \
              ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
-        );
-        let Some(r) = tx.fetch_optional(&sql, params).await? else {
-            tx.commit().await?;
-            return Ok(Some(None));
-        };
-        let id = SubmissionId::parse_stored(&r.get::<String>("id")?)?;
-        let team = TeamId::parse_stored(&r.get::<String>("team_id")?)?;
-        if tx.is_postgres() {
-            // The team's row is ours now; a statement started now sees every take for it
-            // that committed before.
-            let n: i64 = tx
-                .fetch_one(
-                    "SELECT COUNT(*) AS n FROM submissions \
+            );
+            let Some(r) = tx.fetch_optional(&sql, params).await? else {
+                return Ok(Some(None));
+            };
+            let id = SubmissionId::parse_stored(&r.get::<String>("id")?)?;
+            let team = TeamId::parse_stored(&r.get::<String>("team_id")?)?;
+            if tx.is_postgres() {
+                // The team's row is ours now; a statement started now sees every take for it
+                // that committed before.
+                let n: i64 = tx
+                    .fetch_one(
+                        "SELECT COUNT(*) AS n FROM submissions \
                      WHERE team_id = $1 AND state = 'running'",
-                    args![team],
-                )
-                .await?
-                .get("n")?;
-            if n >= cap {
-                return Ok(None);
+                        args![team],
+                    )
+                    .await?
+                    .get("n")?;
+                if n >= cap {
+                    return Ok(None);
+                }
             }
-        }
-        let number = count(r.get::<i64>("current_attempt")? + 1)?;
-        let expires = lease_end(now, lease)?;
-        tx.execute(
-            "UPDATE submissions SET current_attempt = $2 WHERE id = $1",
-            args![id, i64::from(number)],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO attempts (submission_id, number, worker_id, started_at, \
+            let number = count(r.get::<i64>("current_attempt")? + 1)?;
+            let expires = lease_end(now, lease)?;
+            tx.execute(
+                "UPDATE submissions SET current_attempt = $2 WHERE id = $1",
+                args![id, i64::from(number)],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO attempts (submission_id, number, worker_id, started_at, \
              lease_expires_at) VALUES ($1, $2, $3, $4, $5)",
-            args![id, i64::from(number), worker, us(now), us(expires)],
-        )
-        .await?;
-        transition(
-            &mut tx,
-            id,
-            State::Queued,
-            State::Running,
-            Some(number),
-            &Reason::Taken {
-                worker,
-                attempt: number,
-            },
-            us(now),
-        )
-        .await?;
-        let job = Job {
-            attempt: AttemptKey {
-                submission: id,
-                number,
-            },
-            challenge: r.get("challenge_id")?,
-            phase: PhaseId::parse_stored(&r.get::<String>("phase_id")?)?,
-            team,
-            entry_sha256: r.get("entry_sha256")?,
-            entry_path: r.get("entry_path")?,
-            lease_expires_at: expires,
-        };
-        tx.commit().await?;
-        Ok(Some(Some(job)))
+                args![id, i64::from(number), worker, us(now), us(expires)],
+            )
+            .await?;
+            transition(
+                &mut tx,
+                id,
+                State::Queued,
+                State::Running,
+                Some(number),
+                &Reason::Taken {
+                    worker,
+                    attempt: number,
+                },
+                us(now),
+            )
+            .await?;
+            let job = Job {
+                attempt: AttemptKey {
+                    submission: id,
+                    number,
+                },
+                challenge: r.get("challenge_id")?,
+                phase: PhaseId::parse_stored(&r.get::<String>("phase_id")?)?,
+                team,
+                entry_sha256: r.get("entry_sha256")?,
+                entry_path: r.get("entry_path")?,
+                lease_expires_at: expires,
+            };
+            Ok(Some(Some(job)))
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The worker is still on the attempt: its lease now ends at `now + lease`.
@@ -359,20 +361,23 @@ impl Store {
         let now = self.now();
         let expires = lease_end(now, lease)?;
         let mut tx = self.db.write().await?;
-        worker_seen(&mut tx, worker, us(now)).await?;
-        let n = tx
-            .execute(
-                "UPDATE attempts SET lease_expires_at = $4 \
+        let r = crate::db::attempt(async {
+            worker_seen(&mut tx, worker, us(now)).await?;
+            let n = tx
+                .execute(
+                    "UPDATE attempts SET lease_expires_at = $4 \
                  WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
                  AND ended_at IS NULL",
-                args![key.submission, i64::from(key.number), worker, us(expires)],
-            )
-            .await?;
-        if n == 0 {
-            return Err(why_refused(&mut tx, key, worker).await?);
-        }
-        tx.commit().await?;
-        Ok(expires)
+                    args![key.submission, i64::from(key.number), worker, us(expires)],
+                )
+                .await?;
+            if n == 0 {
+                return Err(why_refused(&mut tx, key, worker).await?);
+            }
+            Ok(expires)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The worker reports how an attempt ended. Accepted once: the attempt must be the
@@ -391,69 +396,72 @@ impl Store {
         check_report(report)?;
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        worker_seen(&mut tx, worker, now).await?;
-        let n = tx
-            .execute(
-                "UPDATE attempts SET ended_at = $4, outcome = $5 \
+        let r = crate::db::attempt(async {
+            worker_seen(&mut tx, worker, now).await?;
+            let n = tx
+                .execute(
+                    "UPDATE attempts SET ended_at = $4, outcome = $5 \
                  WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
                  AND ended_at IS NULL",
-                args![
-                    key.submission,
-                    i64::from(key.number),
-                    worker,
-                    now,
-                    report.outcome
-                ],
-            )
-            .await?;
-        if n == 0 {
-            return Err(why_refused(&mut tx, key, worker).await?);
-        }
-        let reason = match report.outcome {
-            Outcome::Error => Reason::JudgeError {
-                worker,
-                attempt: key.number,
-                message: report.message.clone().unwrap_or_default(),
-            },
-            _ => Reason::Reported {
-                worker,
-                attempt: key.number,
-            },
-        };
-        let to = report.outcome.state();
-        match transition(
-            &mut tx,
-            key.submission,
-            State::Running,
-            to,
-            Some(key.number),
-            &reason,
-            now,
-        )
-        .await
-        {
-            Ok(()) => {}
-            Err(Error::Transition { .. }) => {
-                return Err(Error::AttemptRefused {
-                    attempt: key,
-                    why: "the attempt is no longer the submission's running one".to_owned(),
-                });
+                    args![
+                        key.submission,
+                        i64::from(key.number),
+                        worker,
+                        now,
+                        report.outcome
+                    ],
+                )
+                .await?;
+            if n == 0 {
+                return Err(why_refused(&mut tx, key, worker).await?);
             }
-            Err(e) => return Err(e),
-        }
-        let id = insert_result(&mut tx, key, report, now).await?;
-        if report.outcome == Outcome::Error {
-            retry(
+            let reason = match report.outcome {
+                Outcome::Error => Reason::JudgeError {
+                    worker,
+                    attempt: key.number,
+                    message: report.message.clone().unwrap_or_default(),
+                },
+                _ => Reason::Reported {
+                    worker,
+                    attempt: key.number,
+                },
+            };
+            let to = report.outcome.state();
+            match transition(
                 &mut tx,
                 key.submission,
-                key.number,
-                self.policy.max_attempts,
+                State::Running,
+                to,
+                Some(key.number),
+                &reason,
                 now,
             )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(id)
+            .await
+            {
+                Ok(()) => {}
+                Err(Error::Transition { .. }) => {
+                    return Err(Error::AttemptRefused {
+                        attempt: key,
+                        why: "the attempt is no longer the submission's running one".to_owned(),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+            let id = insert_result(&mut tx, key, report, now).await?;
+            if report.outcome == Outcome::Error {
+                retry(
+                    &mut tx,
+                    key.submission,
+                    key.number,
+                    self.policy.max_attempts,
+                    now,
+                )
+                .await?;
+            }
+            Ok(id)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Ends every running attempt whose lease lapsed: the attempt ends as `error`, the
@@ -464,109 +472,116 @@ impl Store {
     pub async fn reconcile(&self) -> Result<Reconciled, Error> {
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        let lock = if tx.is_postgres() {
-            " FOR UPDATE OF a, s SKIP LOCKED"
-        } else {
-            ""
-        };
-        let lapsed = tx
-            .fetch_all(
-                &format!(
-                    "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
+        let r = crate::db::attempt(async {
+            let lock = if tx.is_postgres() {
+                " FOR UPDATE OF a, s SKIP LOCKED"
+            } else {
+                ""
+            };
+            let lapsed = tx
+                .fetch_all(
+                    &format!(
+                        "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
                      JOIN submissions s ON s.id = a.submission_id \
                      AND s.current_attempt = a.number \
                      WHERE a.ended_at IS NULL AND a.lease_expires_at < $1 \
                      AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
-                ),
-                args![now],
-            )
-            .await?;
-        let mut done = Reconciled::default();
-        for r in &lapsed {
-            let key = AttemptKey {
-                submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
-                number: count(r.get("number")?)?,
-            };
-            let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
-            tx.execute(
-                "UPDATE attempts SET ended_at = $3, outcome = 'error' \
+                    ),
+                    args![now],
+                )
+                .await?;
+            let mut done = Reconciled::default();
+            for r in &lapsed {
+                let key = AttemptKey {
+                    submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+                    number: count(r.get("number")?)?,
+                };
+                let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
+                tx.execute(
+                    "UPDATE attempts SET ended_at = $3, outcome = 'error' \
                  WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
-                args![key.submission, i64::from(key.number), now],
-            )
-            .await?;
-            transition(
-                &mut tx,
-                key.submission,
-                State::Running,
-                State::Error,
-                Some(key.number),
-                &Reason::WorkerLost {
-                    worker,
-                    attempt: key.number,
-                },
-                now,
-            )
-            .await?;
-            done.lost.push(key);
-            if retry(
-                &mut tx,
-                key.submission,
-                key.number,
-                self.policy.max_attempts,
-                now,
-            )
-            .await?
-            {
-                done.requeued.push(key.submission);
-            } else {
-                done.gave_up.push(key.submission);
+                    args![key.submission, i64::from(key.number), now],
+                )
+                .await?;
+                transition(
+                    &mut tx,
+                    key.submission,
+                    State::Running,
+                    State::Error,
+                    Some(key.number),
+                    &Reason::WorkerLost {
+                        worker,
+                        attempt: key.number,
+                    },
+                    now,
+                )
+                .await?;
+                done.lost.push(key);
+                if retry(
+                    &mut tx,
+                    key.submission,
+                    key.number,
+                    self.policy.max_attempts,
+                    now,
+                )
+                .await?
+                {
+                    done.requeued.push(key.submission);
+                } else {
+                    done.gave_up.push(key.submission);
+                }
             }
-        }
-        tx.commit().await?;
-        Ok(done)
+            Ok(done)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Every result stored for a submission (replaced ones too), by attempt and time.
     pub async fn results(&self, id: SubmissionId) -> Result<Vec<ResultRecord>, Error> {
         let mut tx = self.db.read().await?;
-        let rows = tx
-            .fetch_all(
-                "SELECT id, submission_id, attempt, outcome, result_json, private_json, \
+        let r = crate::db::attempt(async {
+            let rows = tx
+                .fetch_all(
+                    "SELECT id, submission_id, attempt, outcome, result_json, private_json, \
                  scorer_version, judge_version, created_at, replaced FROM results \
                  WHERE submission_id = $1 ORDER BY attempt, created_at, id",
-                args![id],
-            )
-            .await?;
-        let mut out = Vec::new();
-        for r in &rows {
-            let rid = ResultId::parse_stored(&r.get::<String>("id")?)?;
-            let figures = tx
-                .fetch_all(
-                    "SELECT key, value, better FROM result_figures WHERE result_id = $1 \
-                     ORDER BY position",
-                    args![rid],
+                    args![id],
                 )
-                .await?
-                .iter()
-                .map(figure_from)
-                .collect::<Result<Vec<_>, _>>()?;
-            out.push(ResultRecord {
-                id: rid,
-                attempt: AttemptKey {
-                    submission: id,
-                    number: count(r.get("attempt")?)?,
-                },
-                outcome: Outcome::parse_stored(&r.get::<String>("outcome")?)?,
-                result_json: r.get("result_json")?,
-                private_json: r.get("private_json")?,
-                figures,
-                scorer_version: r.get("scorer_version")?,
-                judge_version: r.get("judge_version")?,
-                created_at: time(r.get("created_at")?)?,
-                replaced: r.get("replaced")?,
-            });
-        }
-        Ok(out)
+                .await?;
+            let mut out = Vec::new();
+            for r in &rows {
+                let rid = ResultId::parse_stored(&r.get::<String>("id")?)?;
+                let figures = tx
+                    .fetch_all(
+                        "SELECT key, value, better FROM result_figures WHERE result_id = $1 \
+                     ORDER BY position",
+                        args![rid],
+                    )
+                    .await?
+                    .iter()
+                    .map(figure_from)
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.push(ResultRecord {
+                    id: rid,
+                    attempt: AttemptKey {
+                        submission: id,
+                        number: count(r.get("attempt")?)?,
+                    },
+                    outcome: Outcome::parse_stored(&r.get::<String>("outcome")?)?,
+                    result_json: r.get("result_json")?,
+                    private_json: r.get("private_json")?,
+                    figures,
+                    scorer_version: r.get("scorer_version")?,
+                    judge_version: r.get("judge_version")?,
+                    created_at: time(r.get("created_at")?)?,
+                    replaced: r.get("replaced")?,
+                });
+            }
+            Ok(out)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Rescoring: the attempt's live result is marked replaced (and kept) and `report`
@@ -580,37 +595,40 @@ impl Store {
         check_report(report)?;
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        // Lock the submission (its row) so that two rescorings of it run one by one.
-        submission_in(&mut tx, key.submission).await?;
-        tx.execute(
-            "UPDATE submissions SET selected = selected WHERE id = $1",
-            args![key.submission],
-        )
-        .await?;
-        let live = tx
-            .fetch_optional(
-                "UPDATE results SET replaced = TRUE, replaced_at = $3 \
+        let r = crate::db::attempt(async {
+            // Lock the submission (its row) so that two rescorings of it run one by one.
+            submission_in(&mut tx, key.submission).await?;
+            tx.execute(
+                "UPDATE submissions SET selected = selected WHERE id = $1",
+                args![key.submission],
+            )
+            .await?;
+            let live = tx
+                .fetch_optional(
+                    "UPDATE results SET replaced = TRUE, replaced_at = $3 \
                  WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
                  RETURNING outcome",
-                args![key.submission, i64::from(key.number), now],
-            )
-            .await?
-            .ok_or_else(|| Error::AttemptRefused {
-                attempt: key,
-                why: "it has no result to replace".to_owned(),
-            })?;
-        let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
-        if outcome != report.outcome {
-            return Err(Error::Invalid {
-                field: "rescoring",
-                problem: format!(
-                    "the result was {outcome}; a rescoring cannot make it {}",
-                    report.outcome
-                ),
-            });
-        }
-        let id = insert_result(&mut tx, key, report, now).await?;
-        tx.commit().await?;
-        Ok(id)
+                    args![key.submission, i64::from(key.number), now],
+                )
+                .await?
+                .ok_or_else(|| Error::AttemptRefused {
+                    attempt: key,
+                    why: "it has no result to replace".to_owned(),
+                })?;
+            let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
+            if outcome != report.outcome {
+                return Err(Error::Invalid {
+                    field: "rescoring",
+                    problem: format!(
+                        "the result was {outcome}; a rescoring cannot make it {}",
+                        report.outcome
+                    ),
+                });
+            }
+            let id = insert_result(&mut tx, key, report, now).await?;
+            Ok(id)
+        })
+        .await;
+        tx.finish(r).await
     }
 }

@@ -217,8 +217,12 @@ impl Store {
     /// What remains of a team's quota in a phase now.
     pub async fn quota(&self, phase: PhaseId, team: TeamId) -> Result<QuotaStatus, Error> {
         let mut tx = self.db.read().await?;
-        let phase = phase_in(&mut tx, phase).await?;
-        quota_in(&mut tx, &phase, team, self.now()).await
+        let r = crate::db::attempt(async {
+            let phase = phase_in(&mut tx, phase).await?;
+            quota_in(&mut tx, &phase, team, self.now()).await
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Records a new submission, `queued`, received now. Refused with
@@ -236,81 +240,85 @@ impl Store {
         }
         crate::users::nonempty("entry path", &new.entry_path)?;
         let mut tx = self.db.write().await?;
-        let lock = if tx.is_postgres() {
-            "SELECT challenge_id FROM teams WHERE id = $1 FOR UPDATE"
-        } else {
-            "SELECT challenge_id FROM teams WHERE id = $1"
-        };
-        let team_challenge: String = tx
-            .fetch_optional(lock, args![new.team])
-            .await?
-            .ok_or_else(|| not_found("team", new.team))?
-            .get("challenge_id")?;
-        let phase = phase_in(&mut tx, new.phase).await?;
-        if phase.challenge != team_challenge {
-            return Err(Error::Invalid {
-                field: "submission",
-                problem: format!(
-                    "the team is of challenge {team_challenge:?}, the phase of {:?}",
-                    phase.challenge
-                ),
-            });
-        }
-        // Read the clock once the lock is held, so that submissions are stamped in the
-        // order they are counted.
-        let now = self.now();
-        if now < phase.opens || now >= phase.closes {
-            return Err(Error::PhaseClosed {
-                phase: phase.name,
-                opens: phase.opens,
-                closes: phase.closes,
-                at: now,
-            });
-        }
-        let status = quota_in(&mut tx, &phase, new.team, now).await?;
-        if !status.spent.is_empty() {
-            return Err(Error::QuotaSpent(Box::new(status)));
-        }
-        let id = SubmissionId::new();
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO submissions (id, challenge_id, team_id, phase_id, \
+        let r = crate::db::attempt(async {
+            let lock = if tx.is_postgres() {
+                "SELECT challenge_id FROM teams WHERE id = $1 FOR UPDATE"
+            } else {
+                "SELECT challenge_id FROM teams WHERE id = $1"
+            };
+            let team_challenge: String = tx
+                .fetch_optional(lock, args![new.team])
+                .await?
+                .ok_or_else(|| not_found("team", new.team))?
+                .get("challenge_id")?;
+            let phase = phase_in(&mut tx, new.phase).await?;
+            if phase.challenge != team_challenge {
+                return Err(Error::Invalid {
+                    field: "submission",
+                    problem: format!(
+                        "the team is of challenge {team_challenge:?}, the phase of {:?}",
+                        phase.challenge
+                    ),
+                });
+            }
+            // Read the clock once the lock is held, so that submissions are stamped in the
+            // order they are counted.
+            let now = self.now();
+            if now < phase.opens || now >= phase.closes {
+                return Err(Error::PhaseClosed {
+                    phase: phase.name,
+                    opens: phase.opens,
+                    closes: phase.closes,
+                    at: now,
+                });
+            }
+            let status = quota_in(&mut tx, &phase, new.team, now).await?;
+            if !status.spent.is_empty() {
+                return Err(Error::QuotaSpent(Box::new(status)));
+            }
+            let id = SubmissionId::new();
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO submissions (id, challenge_id, team_id, phase_id, \
                      entry_sha256, entry_path, received_at, state, state_changed_at, \
                      method_name, method_description) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $7, $8, $9) \
                      RETURNING {SUBMISSION_COLUMNS}"
-                ),
-                args![
-                    id,
-                    &phase.challenge,
-                    new.team,
-                    new.phase,
-                    &new.entry_sha256,
-                    &new.entry_path,
-                    us(now),
-                    new.method_name.clone(),
-                    new.method_description.clone(),
-                ],
+                    ),
+                    args![
+                        id,
+                        &phase.challenge,
+                        new.team,
+                        new.phase,
+                        &new.entry_sha256,
+                        &new.entry_path,
+                        us(now),
+                        new.method_name.clone(),
+                        new.method_description.clone(),
+                    ],
+                )
+                .await?;
+            let s = submission_from(&r)?;
+            record(
+                &mut tx,
+                id,
+                None,
+                State::Queued,
+                &Reason::Submitted,
+                us(now),
             )
             .await?;
-        let s = submission_from(&r)?;
-        record(
-            &mut tx,
-            id,
-            None,
-            State::Queued,
-            &Reason::Submitted,
-            us(now),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(s)
+            Ok(s)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn submission(&self, id: SubmissionId) -> Result<Submission, Error> {
         let mut tx = self.db.read().await?;
-        submission_in(&mut tx, id).await
+        let r = crate::db::attempt(async { submission_in(&mut tx, id).await }).await;
+        tx.finish(r).await
     }
 
     /// A team's submissions in a phase, oldest first.
@@ -320,17 +328,21 @@ impl Store {
         phase: PhaseId,
     ) -> Result<Vec<Submission>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!(
-                "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE team_id = $1 \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE team_id = $1 \
                  AND phase_id = $2 ORDER BY received_at, id"
-            ),
-            args![team, phase],
-        )
-        .await?
-        .iter()
-        .map(submission_from)
-        .collect()
+                ),
+                args![team, phase],
+            )
+            .await?
+            .iter()
+            .map(submission_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A challenge's submissions, newest first, `limit` at a time: the next page starts
@@ -342,53 +354,61 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<Submission>, Error> {
         let mut tx = self.db.read().await?;
-        let (cursor, sql) = match after {
-            None => (None, String::new()),
-            Some(id) => {
-                let s = submission_in(&mut tx, id).await?;
-                (
-                    Some((us(s.received_at), id)),
-                    " AND (received_at < $3 OR (received_at = $3 AND id < $4))".to_owned(),
-                )
-            }
-        };
-        let sql = format!(
-            "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE challenge_id = $1{sql} \
+        let r = crate::db::attempt(async {
+            let (cursor, sql) = match after {
+                None => (None, String::new()),
+                Some(id) => {
+                    let s = submission_in(&mut tx, id).await?;
+                    (
+                        Some((us(s.received_at), id)),
+                        " AND (received_at < $3 OR (received_at = $3 AND id < $4))".to_owned(),
+                    )
+                }
+            };
+            let sql = format!(
+                "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE challenge_id = $1{sql} \
              ORDER BY received_at DESC, id DESC LIMIT $2"
-        );
-        let mut params = args![challenge, i64::from(limit)];
-        if let Some((at, id)) = cursor {
-            params.push(at.into());
-            params.push(id.into());
-        }
-        tx.fetch_all(&sql, params)
-            .await?
-            .iter()
-            .map(submission_from)
-            .collect()
+            );
+            let mut params = args![challenge, i64::from(limit)];
+            if let Some((at, id)) = cursor {
+                params.push(at.into());
+                params.push(id.into());
+            }
+            tx.fetch_all(&sql, params)
+                .await?
+                .iter()
+                .map(submission_from)
+                .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// How many submissions are in each state, for one challenge or all (the queue's
     /// length, what is running, what is stuck in `error`).
     pub async fn state_counts(&self, challenge: Option<&str>) -> Result<Vec<(State, u64)>, Error> {
         let mut tx = self.db.read().await?;
-        let rows = tx
-            .fetch_all(
-                "SELECT st.state, COUNT(s.id) AS n FROM submission_states st \
+        let r = crate::db::attempt(async {
+            let rows = tx
+                .fetch_all(
+                    "SELECT st.state, COUNT(s.id) AS n FROM submission_states st \
                  LEFT JOIN submissions s ON s.state = st.state \
                  AND ($1 IS NULL OR s.challenge_id = $1) \
                  GROUP BY st.state",
-                args![challenge],
-            )
-            .await?;
-        let mut out = Vec::new();
-        for r in &rows {
-            let state = State::parse_stored(&r.get::<String>("state")?)?;
-            let n: i64 = r.get("n")?;
-            out.push((state, u64::from(count(n)?)));
-        }
-        out.sort_by_key(|(s, _)| State::ALL.iter().position(|x| x == s));
-        Ok(out)
+                    args![challenge],
+                )
+                .await?;
+            let mut out = Vec::new();
+            for r in &rows {
+                let state = State::parse_stored(&r.get::<String>("state")?)?;
+                let n: i64 = r.get("n")?;
+                out.push((state, u64::from(count(n)?)));
+            }
+            out.sort_by_key(|(s, _)| State::ALL.iter().position(|x| x == s));
+            Ok(out)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Where a queued submission stands in the queue: 1 + the queued submissions
@@ -396,92 +416,112 @@ impl Store {
     /// queue is fair across teams. `None` when it is not queued.
     pub async fn queue_position(&self, id: SubmissionId) -> Result<Option<u32>, Error> {
         let mut tx = self.db.read().await?;
-        let s = submission_in(&mut tx, id).await?;
-        if s.state != State::Queued {
-            return Ok(None);
-        }
-        let r = tx
-            .fetch_one(
-                "SELECT COUNT(*) AS n FROM submissions WHERE state = 'queued' \
+        let r = crate::db::attempt(async {
+            let s = submission_in(&mut tx, id).await?;
+            if s.state != State::Queued {
+                return Ok(None);
+            }
+            let r = tx
+                .fetch_one(
+                    "SELECT COUNT(*) AS n FROM submissions WHERE state = 'queued' \
                  AND (received_at < $1 OR (received_at = $1 AND id < $2))",
-                args![us(s.received_at), id],
-            )
-            .await?;
-        Ok(Some(count(r.get("n")?)? + 1))
+                    args![us(s.received_at), id],
+                )
+                .await?;
+            Ok(Some(count(r.get("n")?)? + 1))
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The submissions of a phase that are not finished (queued, running, or in
     /// `error`): publishing a phase's test leaderboard waits for these.
     pub async fn unfinished(&self, phase: PhaseId) -> Result<Vec<Submission>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!(
-                "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE phase_id = $1 \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE phase_id = $1 \
                  AND state IN ('queued', 'running', 'error') ORDER BY received_at, id"
-            ),
-            args![phase],
-        )
-        .await?
-        .iter()
-        .map(submission_from)
-        .collect()
+                ),
+                args![phase],
+            )
+            .await?
+            .iter()
+            .map(submission_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Every state change of a submission, in order.
     pub async fn history(&self, id: SubmissionId) -> Result<Vec<HistoryEntry>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            "SELECT seq, from_state, to_state, at, reason FROM state_history \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                "SELECT seq, from_state, to_state, at, reason FROM state_history \
              WHERE submission_id = $1 ORDER BY seq",
-            args![id],
-        )
-        .await?
-        .iter()
-        .map(|r| {
-            Ok(HistoryEntry {
-                seq: count(r.get("seq")?)?,
-                from: r
-                    .get::<Option<String>>("from_state")?
-                    .map(|s| State::parse_stored(&s))
-                    .transpose()?,
-                to: State::parse_stored(&r.get::<String>("to_state")?)?,
-                at: time(r.get("at")?)?,
-                reason: serde_json::from_str(&r.get::<String>("reason")?)
-                    .map_err(|e| Error::Corrupt(format!("history reason: {e}")))?,
+                args![id],
+            )
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(HistoryEntry {
+                    seq: count(r.get("seq")?)?,
+                    from: r
+                        .get::<Option<String>>("from_state")?
+                        .map(|s| State::parse_stored(&s))
+                        .transpose()?,
+                    to: State::parse_stored(&r.get::<String>("to_state")?)?,
+                    at: time(r.get("at")?)?,
+                    reason: serde_json::from_str(&r.get::<String>("reason")?)
+                        .map_err(|e| Error::Corrupt(format!("history reason: {e}")))?,
+                })
             })
+            .collect()
         })
-        .collect()
+        .await;
+        tx.finish(r).await
     }
 
     /// A submission's attempts, in order.
     pub async fn attempts(&self, id: SubmissionId) -> Result<Vec<Attempt>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            "SELECT submission_id, number, worker_id, started_at, lease_expires_at, ended_at, \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                "SELECT submission_id, number, worker_id, started_at, lease_expires_at, ended_at, \
              outcome FROM attempts WHERE submission_id = $1 ORDER BY number",
-            args![id],
-        )
-        .await?
-        .iter()
-        .map(attempt_from)
-        .collect()
+                args![id],
+            )
+            .await?
+            .iter()
+            .map(attempt_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The team takes back a queued submission (`queued → withdrawn`; it stops
     /// counting against the quota).
     pub async fn withdraw(&self, id: SubmissionId, by: Option<UserId>) -> Result<(), Error> {
         let mut tx = self.db.write().await?;
-        transition(
-            &mut tx,
-            id,
-            State::Queued,
-            State::Withdrawn,
-            None,
-            &Reason::Withdrawn { by },
-            us(self.now()),
-        )
-        .await?;
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            transition(
+                &mut tx,
+                id,
+                State::Queued,
+                State::Withdrawn,
+                None,
+                &Reason::Withdrawn { by },
+                us(self.now()),
+            )
+            .await?;
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// An organiser queues a submission in `error` again, for a new attempt (beyond the
@@ -493,20 +533,24 @@ impl Store {
         why: &str,
     ) -> Result<(), Error> {
         let mut tx = self.db.write().await?;
-        transition(
-            &mut tx,
-            id,
-            State::Error,
-            State::Queued,
-            None,
-            &Reason::Requeued {
-                by,
-                why: why.to_owned(),
-            },
-            us(self.now()),
-        )
-        .await?;
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            transition(
+                &mut tx,
+                id,
+                State::Error,
+                State::Queued,
+                None,
+                &Reason::Requeued {
+                    by,
+                    why: why.to_owned(),
+                },
+                us(self.now()),
+            )
+            .await?;
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Makes a scored submission its team's one final entry for its phase (clearing any
@@ -514,32 +558,36 @@ impl Store {
     pub async fn select(&self, id: SubmissionId) -> Result<(), Error> {
         let now = self.now();
         let mut tx = self.db.write().await?;
-        let s = submission_in(&mut tx, id).await?;
-        let phase = phase_in(&mut tx, s.phase).await?;
-        if let Some(t) = phase.selection_closes.filter(|&t| now >= t) {
-            return Err(Error::Invalid {
-                field: "selection",
-                problem: format!("the phase's selection closed at {}", t.to_rfc3339()),
-            });
-        }
-        if s.state != State::Scored {
-            return Err(Error::Invalid {
-                field: "selection",
-                problem: format!("submission {id} is {}, not scored", s.state),
-            });
-        }
-        tx.execute(
-            "UPDATE submissions SET selected = FALSE \
+        let r = crate::db::attempt(async {
+            let s = submission_in(&mut tx, id).await?;
+            let phase = phase_in(&mut tx, s.phase).await?;
+            if let Some(t) = phase.selection_closes.filter(|&t| now >= t) {
+                return Err(Error::Invalid {
+                    field: "selection",
+                    problem: format!("the phase's selection closed at {}", t.to_rfc3339()),
+                });
+            }
+            if s.state != State::Scored {
+                return Err(Error::Invalid {
+                    field: "selection",
+                    problem: format!("submission {id} is {}, not scored", s.state),
+                });
+            }
+            tx.execute(
+                "UPDATE submissions SET selected = FALSE \
              WHERE team_id = $1 AND phase_id = $2 AND selected = TRUE",
-            args![s.team, s.phase],
-        )
-        .await?;
-        tx.execute(
-            "UPDATE submissions SET selected = TRUE WHERE id = $1",
-            args![id],
-        )
-        .await?;
-        tx.commit().await
+                args![s.team, s.phase],
+            )
+            .await?;
+            tx.execute(
+                "UPDATE submissions SET selected = TRUE WHERE id = $1",
+                args![id],
+            )
+            .await?;
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 }
 
@@ -551,18 +599,22 @@ pub(crate) async fn force_transition(
     to: State,
 ) -> Result<(), Error> {
     let mut tx = store.db.write().await?;
-    transition(
-        &mut tx,
-        id,
-        from,
-        to,
-        None,
-        &Reason::Requeued {
-            by: None,
-            why: "test".to_owned(),
-        },
-        us(store.now()),
-    )
-    .await?;
-    tx.commit().await
+    let r = crate::db::attempt(async {
+        transition(
+            &mut tx,
+            id,
+            from,
+            to,
+            None,
+            &Reason::Requeued {
+                by: None,
+                why: "test".to_owned(),
+            },
+            us(store.now()),
+        )
+        .await?;
+        Ok(())
+    })
+    .await;
+    tx.finish(r).await
 }

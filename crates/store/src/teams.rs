@@ -78,56 +78,68 @@ impl Store {
         let id = TeamId::new();
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO teams (id, challenge_id, name, created_at) \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO teams (id, challenge_id, name, created_at) \
                      VALUES ($1, $2, $3, $4) RETURNING {TEAM_COLUMNS}"
-                ),
-                args![id, challenge, name, now],
-            )
-            .await
-            .map_err(|e| exists(e, "team", name))
-            .map_err(|e| missing(e, "challenge", challenge))?;
-        let team = team_from(&r)?;
-        add_member(&mut tx, &team, founder, now).await?;
-        tx.commit().await?;
-        Ok(team)
+                    ),
+                    args![id, challenge, name, now],
+                )
+                .await
+                .map_err(|e| exists(e, "team", name))
+                .map_err(|e| missing(e, "challenge", challenge))?;
+            let team = team_from(&r)?;
+            add_member(&mut tx, &team, founder, now).await?;
+            Ok(team)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn team(&self, id: TeamId) -> Result<Team, Error> {
         let mut tx = self.db.read().await?;
-        team_in(&mut tx, id).await
+        let r = crate::db::attempt(async { team_in(&mut tx, id).await }).await;
+        tx.finish(r).await
     }
 
     /// The team a user is in for a challenge, if any.
     pub async fn team_of(&self, user: UserId, challenge: &str) -> Result<Option<Team>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_optional(
-            "SELECT t.id, t.challenge_id, t.name, t.hidden, t.disqualified, t.reason, \
+        let r = crate::db::attempt(async {
+            tx.fetch_optional(
+                "SELECT t.id, t.challenge_id, t.name, t.hidden, t.disqualified, t.reason, \
              t.created_at FROM teams t JOIN team_members m ON m.team_id = t.id \
              WHERE m.user_id = $1 AND m.challenge_id = $2",
-            args![user, challenge],
-        )
-        .await?
-        .as_ref()
-        .map(team_from)
-        .transpose()
+                args![user, challenge],
+            )
+            .await?
+            .as_ref()
+            .map(team_from)
+            .transpose()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A team's members, by name.
     pub async fn members(&self, team: TeamId) -> Result<Vec<User>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            "SELECT u.id, u.name, u.role, u.password_hash IS NOT NULL AS has_password, \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                "SELECT u.id, u.name, u.role, u.password_hash IS NOT NULL AS has_password, \
              u.created_at FROM users u JOIN team_members m ON m.user_id = u.id \
              WHERE m.team_id = $1 ORDER BY u.name",
-            args![team],
-        )
-        .await?
-        .iter()
-        .map(user_from)
-        .collect()
+                args![team],
+            )
+            .await?
+            .iter()
+            .map(user_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A member of `team` invites `user`; the user joins only by accepting.
@@ -138,34 +150,37 @@ impl Store {
         by: UserId,
     ) -> Result<Invitation, Error> {
         let mut tx = self.db.write().await?;
-        let member = tx
-            .fetch_optional(
-                "SELECT 1 AS one FROM team_members WHERE team_id = $1 AND user_id = $2",
-                args![team, by],
-            )
-            .await?;
-        if member.is_none() {
-            return Err(Error::NotMember {
-                user: by.to_string(),
-                team: team.to_string(),
-            });
-        }
-        let id = InvitationId::new();
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO invitations (id, team_id, user_id, invited_by, state, \
+        let r = crate::db::attempt(async {
+            let member = tx
+                .fetch_optional(
+                    "SELECT 1 AS one FROM team_members WHERE team_id = $1 AND user_id = $2",
+                    args![team, by],
+                )
+                .await?;
+            if member.is_none() {
+                return Err(Error::NotMember {
+                    user: by.to_string(),
+                    team: team.to_string(),
+                });
+            }
+            let id = InvitationId::new();
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO invitations (id, team_id, user_id, invited_by, state, \
                      created_at) VALUES ($1, $2, $3, $4, 'pending', $5) \
                      RETURNING {INVITATION_COLUMNS}"
-                ),
-                args![id, team, user, by, us(self.now())],
-            )
-            .await
-            .map_err(|e| exists(e, "pending invitation for user", &user.to_string()))
-            .map_err(|e| missing(e, "user", user))?;
-        let inv = invitation_from(&r)?;
-        tx.commit().await?;
-        Ok(inv)
+                    ),
+                    args![id, team, user, by, us(self.now())],
+                )
+                .await
+                .map_err(|e| exists(e, "pending invitation for user", &user.to_string()))
+                .map_err(|e| missing(e, "user", user))?;
+            let inv = invitation_from(&r)?;
+            Ok(inv)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The invitee accepts: joins the team, unless already in a team of the challenge
@@ -173,50 +188,62 @@ impl Store {
     pub async fn accept_invitation(&self, id: InvitationId, user: UserId) -> Result<Team, Error> {
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_optional(
-                "UPDATE invitations SET state = 'accepted', answered_at = $3 \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    "UPDATE invitations SET state = 'accepted', answered_at = $3 \
                  WHERE id = $1 AND user_id = $2 AND state = 'pending' RETURNING team_id",
-                args![id, user, now],
-            )
-            .await?
-            .ok_or_else(|| Error::InvitationNotPending(id.to_string()))?;
-        let team = team_in(&mut tx, TeamId::parse_stored(&r.get::<String>("team_id")?)?).await?;
-        add_member(&mut tx, &team, user, now).await?;
-        tx.commit().await?;
-        Ok(team)
+                    args![id, user, now],
+                )
+                .await?
+                .ok_or_else(|| Error::InvitationNotPending(id.to_string()))?;
+            let team =
+                team_in(&mut tx, TeamId::parse_stored(&r.get::<String>("team_id")?)?).await?;
+            add_member(&mut tx, &team, user, now).await?;
+            Ok(team)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The invitee declines.
     pub async fn decline_invitation(&self, id: InvitationId, user: UserId) -> Result<(), Error> {
         let mut tx = self.db.write().await?;
-        let n = tx
-            .execute(
-                "UPDATE invitations SET state = 'declined', answered_at = $3 \
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE invitations SET state = 'declined', answered_at = $3 \
                  WHERE id = $1 AND user_id = $2 AND state = 'pending'",
-                args![id, user, us(self.now())],
-            )
-            .await?;
-        if n == 0 {
-            return Err(Error::InvitationNotPending(id.to_string()));
-        }
-        tx.commit().await
+                    args![id, user, us(self.now())],
+                )
+                .await?;
+            if n == 0 {
+                return Err(Error::InvitationNotPending(id.to_string()));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A user's pending invitations, oldest first.
     pub async fn invitations(&self, user: UserId) -> Result<Vec<Invitation>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!(
-                "SELECT {INVITATION_COLUMNS} FROM invitations WHERE user_id = $1 \
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {INVITATION_COLUMNS} FROM invitations WHERE user_id = $1 \
                  AND state = 'pending' ORDER BY created_at, id"
-            ),
-            args![user],
-        )
-        .await?
-        .iter()
-        .map(invitation_from)
-        .collect()
+                ),
+                args![user],
+            )
+            .await?
+            .iter()
+            .map(invitation_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Hides a team from leaderboards (or shows it again), with a reason.
@@ -248,15 +275,19 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<(), Error> {
         let mut tx = self.db.write().await?;
-        let n = tx
-            .execute(
-                &format!("UPDATE teams SET {column} = $2, reason = $3 WHERE id = $1"),
-                args![team, on, reason],
-            )
-            .await?;
-        if n == 0 {
-            return Err(not_found("team", team));
-        }
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    &format!("UPDATE teams SET {column} = $2, reason = $3 WHERE id = $1"),
+                    args![team, on, reason],
+                )
+                .await?;
+            if n == 0 {
+                return Err(not_found("team", team));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 }

@@ -86,19 +86,22 @@ impl Store {
         };
         let id = UserId::new();
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO users (id, name, role, password_hash, created_at) \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO users (id, name, role, password_hash, created_at) \
                      VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"
-                ),
-                args![id, name, role, hash, us(self.now())],
-            )
-            .await
-            .map_err(|e| exists(e, "user", name))?;
-        let user = user_from(&r)?;
-        tx.commit().await?;
-        Ok(user)
+                    ),
+                    args![id, name, role, hash, us(self.now())],
+                )
+                .await
+                .map_err(|e| exists(e, "user", name))?;
+            let user = user_from(&r)?;
+            Ok(user)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Sets (or, with `None`, removes) a user's password.
@@ -108,40 +111,52 @@ impl Store {
             None => None,
         };
         let mut tx = self.db.write().await?;
-        let n = tx
-            .execute(
-                "UPDATE users SET password_hash = $2 WHERE id = $1",
-                args![user, hash],
-            )
-            .await?;
-        if n == 0 {
-            return Err(not_found("user", user));
-        }
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE users SET password_hash = $2 WHERE id = $1",
+                    args![user, hash],
+                )
+                .await?;
+            if n == 0 {
+                return Err(not_found("user", user));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn user(&self, id: UserId) -> Result<User, Error> {
         let mut tx = self.db.read().await?;
-        let r = tx
-            .fetch_optional(
-                &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
-                args![id],
-            )
-            .await?
-            .ok_or_else(|| not_found("user", id))?;
-        user_from(&r)
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("user", id))?;
+            user_from(&r)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn user_by_name(&self, name: &str) -> Result<User, Error> {
         let mut tx = self.db.read().await?;
-        let r = tx
-            .fetch_optional(
-                &format!("SELECT {USER_COLUMNS} FROM users WHERE name = $1"),
-                args![name],
-            )
-            .await?
-            .ok_or_else(|| not_found("user", name))?;
-        user_from(&r)
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE name = $1"),
+                    args![name],
+                )
+                .await?
+                .ok_or_else(|| not_found("user", name))?;
+            user_from(&r)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// The user with this name and password; [`Error::BadCredentials`] for a wrong
@@ -154,7 +169,7 @@ impl Store {
                 args![name],
             )
             .await?;
-        drop(tx);
+        tx.commit().await?;
         let Some(row) = row else {
             return Err(Error::BadCredentials);
         };
@@ -184,15 +199,18 @@ impl Store {
     pub async fn issue_token(&self, user: UserId, label: &str) -> Result<NewToken, Error> {
         let t = NewToken::generate()?;
         let mut tx = self.db.write().await?;
-        tx.execute(
-            "INSERT INTO api_tokens (hash, kind, user_id, label, created_at) \
+        let r = crate::db::attempt(async {
+            tx.execute(
+                "INSERT INTO api_tokens (hash, kind, user_id, label, created_at) \
              VALUES ($1, 'user', $2, $3, $4)",
-            args![&t.hash, user, label, us(self.now())],
-        )
-        .await
-        .map_err(|e| missing(e, "user", user))?;
-        tx.commit().await?;
-        Ok(t)
+                args![&t.hash, user, label, us(self.now())],
+            )
+            .await
+            .map_err(|e| missing(e, "user", user))?;
+            Ok(t)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// A new worker and its token (good only for the queue's functions).
@@ -202,66 +220,81 @@ impl Store {
         let id = WorkerId::new();
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        let r = tx
-            .fetch_one(
-                &format!(
-                    "INSERT INTO workers (id, name, created_at) VALUES ($1, $2, $3) \
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO workers (id, name, created_at) VALUES ($1, $2, $3) \
                      RETURNING {WORKER_COLUMNS}"
-                ),
-                args![id, name, now],
-            )
-            .await
-            .map_err(|e| exists(e, "worker", name))?;
-        let worker = worker_from(&r)?;
-        tx.execute(
-            "INSERT INTO api_tokens (hash, kind, worker_id, label, created_at) \
+                    ),
+                    args![id, name, now],
+                )
+                .await
+                .map_err(|e| exists(e, "worker", name))?;
+            let worker = worker_from(&r)?;
+            tx.execute(
+                "INSERT INTO api_tokens (hash, kind, worker_id, label, created_at) \
              VALUES ($1, 'worker', $2, $3, $4)",
-            args![&t.hash, id, name, now],
-        )
-        .await?;
-        tx.commit().await?;
-        Ok((worker, t))
+                args![&t.hash, id, name, now],
+            )
+            .await?;
+            Ok((worker, t))
+        })
+        .await;
+        tx.finish(r).await
     }
 
     pub async fn worker(&self, id: WorkerId) -> Result<Worker, Error> {
         let mut tx = self.db.read().await?;
-        let r = tx
-            .fetch_optional(
-                &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
-                args![id],
-            )
-            .await?
-            .ok_or_else(|| not_found("worker", id))?;
-        worker_from(&r)
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("worker", id))?;
+            worker_from(&r)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Every worker, by name.
     pub async fn workers(&self) -> Result<Vec<Worker>, Error> {
         let mut tx = self.db.read().await?;
-        tx.fetch_all(
-            &format!("SELECT {WORKER_COLUMNS} FROM workers ORDER BY name"),
-            args![],
-        )
-        .await?
-        .iter()
-        .map(worker_from)
-        .collect()
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!("SELECT {WORKER_COLUMNS} FROM workers ORDER BY name"),
+                args![],
+            )
+            .await?
+            .iter()
+            .map(worker_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Disables (or enables again) a worker: a disabled one may not take jobs, heartbeat
     /// or report.
     pub async fn set_worker_disabled(&self, id: WorkerId, disabled: bool) -> Result<(), Error> {
         let mut tx = self.db.write().await?;
-        let n = tx
-            .execute(
-                "UPDATE workers SET disabled = $2 WHERE id = $1",
-                args![id, disabled],
-            )
-            .await?;
-        if n == 0 {
-            return Err(not_found("worker", id));
-        }
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE workers SET disabled = $2 WHERE id = $1",
+                    args![id, disabled],
+                )
+                .await?;
+            if n == 0 {
+                return Err(not_found("worker", id));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Who a token speaks for: looked up by its sha256; [`Error::BadToken`] if unknown
@@ -269,59 +302,67 @@ impl Store {
     pub async fn authenticate(&self, token: &str) -> Result<Principal, Error> {
         let hash = sha256_hex(token.as_bytes());
         let mut tx = self.db.read().await?;
-        let Some(r) = tx
-            .fetch_optional(
-                "SELECT kind, user_id, worker_id FROM api_tokens \
+        let r = crate::db::attempt(async {
+            let Some(r) = tx
+                .fetch_optional(
+                    "SELECT kind, user_id, worker_id FROM api_tokens \
                  WHERE hash = $1 AND revoked_at IS NULL",
-                args![&hash],
-            )
-            .await?
-        else {
-            return Err(Error::BadToken);
-        };
-        let kind: String = r.get("kind")?;
-        let principal = match kind.as_str() {
-            "user" => {
-                let id: Option<String> = r.get("user_id")?;
-                let id = UserId::parse_stored(id.as_deref().unwrap_or(""))?;
-                let u = tx
-                    .fetch_one(
-                        &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
-                        args![id],
-                    )
-                    .await?;
-                Principal::User(user_from(&u)?)
-            }
-            "worker" => {
-                let id: Option<String> = r.get("worker_id")?;
-                let id = WorkerId::parse_stored(id.as_deref().unwrap_or(""))?;
-                let w = tx
-                    .fetch_one(
-                        &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
-                        args![id],
-                    )
-                    .await?;
-                Principal::Worker(worker_from(&w)?)
-            }
-            other => return Err(Error::Corrupt(format!("token kind {other:?}"))),
-        };
-        Ok(principal)
+                    args![&hash],
+                )
+                .await?
+            else {
+                return Err(Error::BadToken);
+            };
+            let kind: String = r.get("kind")?;
+            let principal = match kind.as_str() {
+                "user" => {
+                    let id: Option<String> = r.get("user_id")?;
+                    let id = UserId::parse_stored(id.as_deref().unwrap_or(""))?;
+                    let u = tx
+                        .fetch_one(
+                            &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
+                            args![id],
+                        )
+                        .await?;
+                    Principal::User(user_from(&u)?)
+                }
+                "worker" => {
+                    let id: Option<String> = r.get("worker_id")?;
+                    let id = WorkerId::parse_stored(id.as_deref().unwrap_or(""))?;
+                    let w = tx
+                        .fetch_one(
+                            &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
+                            args![id],
+                        )
+                        .await?;
+                    Principal::Worker(worker_from(&w)?)
+                }
+                other => return Err(Error::Corrupt(format!("token kind {other:?}"))),
+            };
+            Ok(principal)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Revokes a token (it stays recorded). Unknown tokens are [`Error::BadToken`].
     pub async fn revoke_token(&self, token: &str) -> Result<(), Error> {
         let hash = sha256_hex(token.as_bytes());
         let mut tx = self.db.write().await?;
-        let n = tx
-            .execute(
-                "UPDATE api_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
-                args![&hash, us(self.now())],
-            )
-            .await?;
-        if n == 0 {
-            return Err(Error::BadToken);
-        }
-        tx.commit().await
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE api_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
+                    args![&hash, us(self.now())],
+                )
+                .await?;
+            if n == 0 {
+                return Err(Error::BadToken);
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
     }
 }
 

@@ -11,6 +11,7 @@ both!(
     quota_limits_and_figures,
     quota_holds_under_concurrent_submissions,
     phase_times_are_enforced,
+    a_refused_write_releases_its_locks,
 );
 
 async fn users_and_tokens(t: &TestStore) {
@@ -418,4 +419,59 @@ async fn urls() {
     // Migrating twice is a no-op.
     drop(s);
     Store::connect(&url).await.unwrap();
+}
+
+async fn a_refused_write_releases_its_locks(t: &TestStore) {
+    use sqlx::{Connection, Executor};
+    let quota = Quota {
+        total: Some(1),
+        ..Quota::default()
+    };
+    let f = fixture(t, quota, Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
+    // A connection of our own, opened beforehand, to look at the locks with.
+    enum Probe {
+        Pg(sqlx::PgConnection),
+        Sqlite(sqlx::SqliteConnection),
+    }
+    let mut probe = match &t.store.db {
+        crate::db::Db::Postgres(pool) => Probe::Pg(
+            sqlx::PgConnection::connect_with(&pool.connect_options())
+                .await
+                .unwrap(),
+        ),
+        crate::db::Db::Sqlite(pool) => {
+            let opts = (*pool.connect_options())
+                .clone()
+                .busy_timeout(std::time::Duration::ZERO);
+            Probe::Sqlite(sqlx::SqliteConnection::connect_with(&opts).await.unwrap())
+        }
+    };
+    for n in 0..20 {
+        // Refused while it held the team's lock (the write lock on SQLite): the lock
+        // must be free the moment the refusal is returned, not when the pool next
+        // tests the connection.
+        assert!(matches!(
+            t.submit(&entry(&team, &f, n + 2)).await,
+            Err(Error::QuotaSpent(_))
+        ));
+        match &mut probe {
+            Probe::Pg(c) => {
+                let mut tx = c.begin().await.unwrap();
+                sqlx::query("SELECT id FROM teams WHERE id = $1 FOR UPDATE NOWAIT")
+                    .bind(team.id.to_string())
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap_or_else(|e| panic!("round {n}: the team is still locked: {e}"));
+                tx.rollback().await.unwrap();
+            }
+            Probe::Sqlite(c) => {
+                c.execute("BEGIN IMMEDIATE")
+                    .await
+                    .unwrap_or_else(|e| panic!("round {n}: the database is still locked: {e}"));
+                c.execute("ROLLBACK").await.unwrap();
+            }
+        }
+    }
 }
