@@ -228,9 +228,10 @@ impl Store {
     /// `challenges` limits the jobs to those the worker has data for.
     ///
     /// Atomic: on SQLite the transaction holds the one write lock; on PostgreSQL the
-    /// candidate submission and its team are locked with `FOR UPDATE … SKIP LOCKED` (a
-    /// worker skips what another is taking), and the team's running count is read
-    /// again under the team's lock before the job is handed out.
+    /// candidate's team and the submission are locked, in that order, with
+    /// `FOR UPDATE … SKIP LOCKED` (a worker skips what another is taking), and the
+    /// team's running count is read again under the team's lock before the job is
+    /// handed out.
     pub async fn take_job(
         &self,
         worker: WorkerId,
@@ -271,8 +272,13 @@ impl Store {
                     format!(" AND s.challenge_id IN ({})", marks.join(", "))
                 }
             };
+            // The team's row first, then the submission's: a worker that reaches a team
+            // another worker is taking for skips all of that team's submissions, so a
+            // team's submissions are taken oldest first. (Locked the other way round, a
+            // second worker could lock the team's second submission and then the team
+            // while the first worker, holding the oldest, waited for the team.)
             let lock = if tx.is_postgres() {
-                " FOR UPDATE OF s, t SKIP LOCKED"
+                " FOR UPDATE OF t, s SKIP LOCKED"
             } else {
                 ""
             };
@@ -281,7 +287,7 @@ impl Store {
             let sql = format!(
                 "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
              s.current_attempt, {running} AS team_running \
-             FROM submissions s JOIN teams t ON t.id = s.team_id \
+             FROM teams t JOIN submissions s ON s.team_id = t.id \
              WHERE s.state = 'queued' AND {running} < $1{filter} \
              ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
             );
