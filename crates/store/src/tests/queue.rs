@@ -17,6 +17,7 @@ both!(
     workers_and_challenge_filters,
     rescoring_keeps_the_old_result,
     listings_counts_and_positions,
+    a_late_report_races_the_reconciler,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -475,4 +476,42 @@ async fn listings_counts_and_positions(t: &TestStore) {
     assert_eq!(unfinished[1..], positions);
     t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
     assert_eq!(t.unfinished(f.phase.id).await.unwrap().len(), 4);
+}
+
+async fn a_late_report_races_the_reconciler(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    for n in 0..6 {
+        let s = t.submit(&entry(&team, &f, n)).await.unwrap();
+        let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+        t.clock.advance(Duration::minutes(2));
+        let (s1, s2) = (t.store.clone(), t.store.clone());
+        let (wid, key) = (f.worker.id, j.attempt);
+        let (reported, reconciled) = tokio::join!(
+            tokio::spawn(async move {
+                s1.report(wid, key, &scored(&[("score", 0.5, Better::Higher)]))
+                    .await
+            }),
+            tokio::spawn(async move { s2.reconcile().await }),
+        );
+        let (reported, reconciled) = (reported.unwrap(), reconciled.unwrap().unwrap());
+        // Either the report came first and the reconciler found nothing, or the
+        // reconciler ended the attempt and the report was refused.
+        let sub = t.submission(s.id).await.unwrap();
+        match reported {
+            Ok(_) => {
+                assert!(reconciled.lost.is_empty(), "round {n}");
+                assert_eq!(sub.state, State::Scored);
+            }
+            Err(Error::AttemptRefused { .. }) => {
+                assert_eq!(reconciled.lost, [key], "round {n}");
+                assert_eq!(sub.state, State::Queued);
+                assert!(t.results(s.id).await.unwrap().is_empty());
+                // Clear the queue for the next round.
+                let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+                t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+            }
+            Err(e) => panic!("round {n}: {e}"),
+        }
+    }
 }

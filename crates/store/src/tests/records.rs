@@ -416,6 +416,23 @@ async fn urls() {
     let url = format!("sqlite:{}", dir.path().join("x.db").display());
     let s = Store::connect(&url).await.unwrap();
     assert_eq!(s.backend(), Backend::Sqlite);
+    // WAL, foreign keys on, on every connection of the pool.
+    for _ in 0..3 {
+        let mut tx = s.db.read().await.unwrap();
+        let mode: String = tx
+            .fetch_one("PRAGMA journal_mode", crate::db::args![])
+            .await
+            .unwrap()
+            .get("journal_mode")
+            .unwrap();
+        let fk: i64 = tx
+            .fetch_one("PRAGMA foreign_keys", crate::db::args![])
+            .await
+            .unwrap()
+            .get("foreign_keys")
+            .unwrap();
+        assert_eq!((mode.as_str(), fk), ("wal", 1));
+    }
     // Migrating twice is a no-op.
     drop(s);
     Store::connect(&url).await.unwrap();
