@@ -13,7 +13,7 @@ use crate::{
 };
 
 const CHALLENGE_COLUMNS: &str = "id, title, definition_kind, definition, definition_sha256, \
-     data_path, data_manifest, manifest_sha256, created_at";
+                                 data_path, data_manifest, manifest_sha256, created_at";
 
 fn challenge_from(r: &Row) -> Result<Challenge, Error> {
     let kind: String = r.get("definition_kind")?;
@@ -44,7 +44,7 @@ fn challenge_from(r: &Row) -> Result<Challenge, Error> {
 }
 
 const PHASE_COLUMNS: &str = "id, challenge_id, name, opens_at, closes_at, selection_closes_at, \
-     quota_total, quota_per_day, quota_max_concurrent, scored_split, show_exam, rule";
+                             quota_total, quota_per_day, quota_max_concurrent, scored_split, show_exam, rule";
 
 pub(crate) fn phase_from(r: &Row) -> Result<Phase, Error> {
     let limit = |col: &str| -> Result<Option<u32>, Error> {
@@ -98,8 +98,8 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO challenges (id, title, definition_kind, definition, \
-                     definition_sha256, data_path, data_manifest, manifest_sha256, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {CHALLENGE_COLUMNS}"
+                         definition_sha256, data_path, data_manifest, manifest_sha256, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {CHALLENGE_COLUMNS}"
                     ),
                     args![
                         id,
@@ -196,10 +196,10 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO phases (id, challenge_id, name, opens_at, closes_at, \
-                     selection_closes_at, quota_total, quota_per_day, quota_max_concurrent, \
-                     scored_split, show_exam, rule, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                     RETURNING {PHASE_COLUMNS}"
+                         selection_closes_at, quota_total, quota_per_day, quota_max_concurrent, \
+                         scored_split, show_exam, rule, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                         RETURNING {PHASE_COLUMNS}"
                     ),
                     args![
                         id,
@@ -250,7 +250,7 @@ impl Store {
             tx.fetch_all(
                 &format!(
                     "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
-                 ORDER BY opens_at, name"
+                     ORDER BY opens_at, name"
                 ),
                 args![challenge],
             )
@@ -274,7 +274,7 @@ impl Store {
             tx.fetch_optional(
                 &format!(
                     "SELECT {PHASE_COLUMNS} FROM phases WHERE challenge_id = $1 \
-                 AND opens_at <= $2 AND $2 < closes_at ORDER BY opens_at DESC, name LIMIT 1"
+                     AND opens_at <= $2 AND $2 < closes_at ORDER BY opens_at DESC, name LIMIT 1"
                 ),
                 args![challenge, us(at)],
             )

@@ -12,15 +12,15 @@ use crate::{
 /// number, signed so that larger is better (`goodness`), teams hidden or disqualified
 /// left out.
 const CANDIDATES: &str = "SELECT s.id AS submission_id, s.team_id, t.name AS team_name, \
-     s.received_at, s.method_name, s.selected, r.id AS result_id, \
-     CASE WHEN f.better = 'lower' THEN -f.value ELSE f.value END AS goodness \
-     FROM submissions s \
-     JOIN teams t ON t.id = s.team_id \
-     JOIN results r ON r.submission_id = s.id AND r.attempt = s.current_attempt \
-     AND r.replaced = FALSE \
-     JOIN result_figures f ON f.result_id = r.id AND f.position = 0 \
-     WHERE s.phase_id = $1 AND s.state = 'scored' \
-     AND t.hidden = FALSE AND t.disqualified = FALSE";
+                          s.received_at, s.method_name, s.selected, r.id AS result_id, \
+                          CASE WHEN f.better = 'lower' THEN -f.value ELSE f.value END AS goodness \
+                          FROM submissions s \
+                          JOIN teams t ON t.id = s.team_id \
+                          JOIN results r ON r.submission_id = s.id AND r.attempt = s.current_attempt \
+                          AND r.replaced = FALSE \
+                          JOIN result_figures f ON f.result_id = r.id AND f.position = 0 \
+                          WHERE s.phase_id = $1 AND s.state = 'scored' \
+                          AND t.hidden = FALSE AND t.disqualified = FALSE";
 
 impl Store {
     /// A phase's leaderboard: each visible team's best (or latest, by the phase's rule)
@@ -66,10 +66,10 @@ impl Store {
             let figures = tx
                 .fetch_all(
                     "SELECT f.result_id, f.key, f.value, f.better FROM result_figures f \
-                 JOIN results r ON r.id = f.result_id \
-                 JOIN submissions s ON s.id = r.submission_id \
-                 WHERE s.phase_id = $1 AND s.state = 'scored' AND r.replaced = FALSE \
-                 ORDER BY f.result_id, f.position",
+                     JOIN results r ON r.id = f.result_id \
+                     JOIN submissions s ON s.id = r.submission_id \
+                     WHERE s.phase_id = $1 AND s.state = 'scored' AND r.replaced = FALSE \
+                     ORDER BY f.result_id, f.position",
                     args![phase],
                 )
                 .await?;

@@ -283,13 +283,13 @@ impl Store {
                 ""
             };
             let running = "(SELECT COUNT(*) FROM submissions r \
-                       WHERE r.team_id = s.team_id AND r.state = 'running')";
+                           WHERE r.team_id = s.team_id AND r.state = 'running')";
             let sql = format!(
                 "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
-             s.current_attempt, {running} AS team_running \
-             FROM teams t JOIN submissions s ON s.team_id = t.id \
-             WHERE s.state = 'queued' AND {running} < $1{filter} \
-             ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
+                 s.current_attempt, {running} AS team_running \
+                 FROM teams t JOIN submissions s ON s.team_id = t.id \
+                 WHERE s.state = 'queued' AND {running} < $1{filter} \
+                 ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
             );
             let Some(r) = tx.fetch_optional(&sql, params).await? else {
                 return Ok(Some(None));
@@ -302,7 +302,7 @@ impl Store {
                 let n: i64 = tx
                     .fetch_one(
                         "SELECT COUNT(*) AS n FROM submissions \
-                     WHERE team_id = $1 AND state = 'running'",
+                         WHERE team_id = $1 AND state = 'running'",
                         args![team],
                     )
                     .await?
@@ -320,7 +320,7 @@ impl Store {
             .await?;
             tx.execute(
                 "INSERT INTO attempts (submission_id, number, worker_id, started_at, \
-             lease_expires_at) VALUES ($1, $2, $3, $4, $5)",
+                 lease_expires_at) VALUES ($1, $2, $3, $4, $5)",
                 args![id, i64::from(number), worker, us(now), us(expires)],
             )
             .await?;
@@ -372,8 +372,8 @@ impl Store {
             let n = tx
                 .execute(
                     "UPDATE attempts SET lease_expires_at = $4 \
-                 WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
-                 AND ended_at IS NULL",
+                     WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
+                     AND ended_at IS NULL",
                     args![key.submission, i64::from(key.number), worker, us(expires)],
                 )
                 .await?;
@@ -407,8 +407,8 @@ impl Store {
             let n = tx
                 .execute(
                     "UPDATE attempts SET ended_at = $4, outcome = $5 \
-                 WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
-                 AND ended_at IS NULL",
+                     WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
+                     AND ended_at IS NULL",
                     args![
                         key.submission,
                         i64::from(key.number),
@@ -488,10 +488,10 @@ impl Store {
                 .fetch_all(
                     &format!(
                         "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
-                     JOIN submissions s ON s.id = a.submission_id \
-                     AND s.current_attempt = a.number \
-                     WHERE a.ended_at IS NULL AND a.lease_expires_at < $1 \
-                     AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
+                         JOIN submissions s ON s.id = a.submission_id \
+                         AND s.current_attempt = a.number \
+                         WHERE a.ended_at IS NULL AND a.lease_expires_at < $1 \
+                         AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
                     ),
                     args![now],
                 )
@@ -505,7 +505,7 @@ impl Store {
                 let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
                 tx.execute(
                     "UPDATE attempts SET ended_at = $3, outcome = 'error' \
-                 WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
+                     WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
                     args![key.submission, i64::from(key.number), now],
                 )
                 .await?;
@@ -550,8 +550,8 @@ impl Store {
             let rows = tx
                 .fetch_all(
                     "SELECT id, submission_id, attempt, outcome, result_json, private_json, \
-                 scorer_version, judge_version, created_at, replaced FROM results \
-                 WHERE submission_id = $1 ORDER BY attempt, created_at, id",
+                     scorer_version, judge_version, created_at, replaced FROM results \
+                     WHERE submission_id = $1 ORDER BY attempt, created_at, id",
                     args![id],
                 )
                 .await?;
@@ -561,7 +561,7 @@ impl Store {
                 let figures = tx
                     .fetch_all(
                         "SELECT key, value, better FROM result_figures WHERE result_id = $1 \
-                     ORDER BY position",
+                         ORDER BY position",
                         args![rid],
                     )
                     .await?
@@ -612,8 +612,8 @@ impl Store {
             let live = tx
                 .fetch_optional(
                     "UPDATE results SET replaced = TRUE, replaced_at = $3 \
-                 WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
-                 RETURNING outcome",
+                     WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
+                     RETURNING outcome",
                     args![key.submission, i64::from(key.number), now],
                 )
                 .await?

@@ -13,8 +13,8 @@ use crate::{
 };
 
 pub(crate) const SUBMISSION_COLUMNS: &str = "id, challenge_id, team_id, phase_id, \
-     entry_sha256, entry_path, received_at, state, state_changed_at, current_attempt, selected, \
-     method_name, method_description";
+                                             entry_sha256, entry_path, received_at, state, state_changed_at, current_attempt, selected, \
+                                             method_name, method_description";
 
 pub(crate) fn submission_from(r: &Row) -> Result<Submission, Error> {
     Ok(Submission {
@@ -281,10 +281,10 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO submissions (id, challenge_id, team_id, phase_id, \
-                     entry_sha256, entry_path, received_at, state, state_changed_at, \
-                     method_name, method_description) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $7, $8, $9) \
-                     RETURNING {SUBMISSION_COLUMNS}"
+                         entry_sha256, entry_path, received_at, state, state_changed_at, \
+                         method_name, method_description) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $7, $8, $9) \
+                         RETURNING {SUBMISSION_COLUMNS}"
                     ),
                     args![
                         id,
@@ -332,7 +332,7 @@ impl Store {
             tx.fetch_all(
                 &format!(
                     "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE team_id = $1 \
-                 AND phase_id = $2 ORDER BY received_at, id"
+                     AND phase_id = $2 ORDER BY received_at, id"
                 ),
                 args![team, phase],
             )
@@ -367,7 +367,7 @@ impl Store {
             };
             let sql = format!(
                 "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE challenge_id = $1{sql} \
-             ORDER BY received_at DESC, id DESC LIMIT $2"
+                 ORDER BY received_at DESC, id DESC LIMIT $2"
             );
             let mut params = args![challenge, i64::from(limit)];
             if let Some((at, id)) = cursor {
@@ -392,9 +392,9 @@ impl Store {
             let rows = tx
                 .fetch_all(
                     "SELECT st.state, COUNT(s.id) AS n FROM submission_states st \
-                 LEFT JOIN submissions s ON s.state = st.state \
-                 AND ($1 IS NULL OR s.challenge_id = $1) \
-                 GROUP BY st.state",
+                     LEFT JOIN submissions s ON s.state = st.state \
+                     AND ($1 IS NULL OR s.challenge_id = $1) \
+                     GROUP BY st.state",
                     args![challenge],
                 )
                 .await?;
@@ -424,7 +424,7 @@ impl Store {
             let r = tx
                 .fetch_one(
                     "SELECT COUNT(*) AS n FROM submissions WHERE state = 'queued' \
-                 AND (received_at < $1 OR (received_at = $1 AND id < $2))",
+                     AND (received_at < $1 OR (received_at = $1 AND id < $2))",
                     args![us(s.received_at), id],
                 )
                 .await?;
@@ -442,7 +442,7 @@ impl Store {
             tx.fetch_all(
                 &format!(
                     "SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE phase_id = $1 \
-                 AND state IN ('queued', 'running', 'error') ORDER BY received_at, id"
+                     AND state IN ('queued', 'running', 'error') ORDER BY received_at, id"
                 ),
                 args![phase],
             )
@@ -461,7 +461,7 @@ impl Store {
         let r = crate::db::attempt(async {
             tx.fetch_all(
                 "SELECT seq, from_state, to_state, at, reason FROM state_history \
-             WHERE submission_id = $1 ORDER BY seq",
+                 WHERE submission_id = $1 ORDER BY seq",
                 args![id],
             )
             .await?
@@ -491,7 +491,7 @@ impl Store {
         let r = crate::db::attempt(async {
             tx.fetch_all(
                 "SELECT submission_id, number, worker_id, started_at, lease_expires_at, ended_at, \
-             outcome FROM attempts WHERE submission_id = $1 ORDER BY number",
+                 outcome FROM attempts WHERE submission_id = $1 ORDER BY number",
                 args![id],
             )
             .await?
@@ -575,7 +575,7 @@ impl Store {
             }
             tx.execute(
                 "UPDATE submissions SET selected = FALSE \
-             WHERE team_id = $1 AND phase_id = $2 AND selected = TRUE",
+                 WHERE team_id = $1 AND phase_id = $2 AND selected = TRUE",
                 args![s.team, s.phase],
             )
             .await?;

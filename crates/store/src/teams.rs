@@ -83,7 +83,7 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO teams (id, challenge_id, name, created_at) \
-                     VALUES ($1, $2, $3, $4) RETURNING {TEAM_COLUMNS}"
+                         VALUES ($1, $2, $3, $4) RETURNING {TEAM_COLUMNS}"
                     ),
                     args![id, challenge, name, now],
                 )
@@ -110,8 +110,8 @@ impl Store {
         let r = crate::db::attempt(async {
             tx.fetch_optional(
                 "SELECT t.id, t.challenge_id, t.name, t.hidden, t.disqualified, t.reason, \
-             t.created_at FROM teams t JOIN team_members m ON m.team_id = t.id \
-             WHERE m.user_id = $1 AND m.challenge_id = $2",
+                 t.created_at FROM teams t JOIN team_members m ON m.team_id = t.id \
+                 WHERE m.user_id = $1 AND m.challenge_id = $2",
                 args![user, challenge],
             )
             .await?
@@ -129,8 +129,8 @@ impl Store {
         let r = crate::db::attempt(async {
             tx.fetch_all(
                 "SELECT u.id, u.name, u.role, u.password_hash IS NOT NULL AS has_password, \
-             u.created_at FROM users u JOIN team_members m ON m.user_id = u.id \
-             WHERE m.team_id = $1 ORDER BY u.name",
+                 u.created_at FROM users u JOIN team_members m ON m.user_id = u.id \
+                 WHERE m.team_id = $1 ORDER BY u.name",
                 args![team],
             )
             .await?
@@ -168,8 +168,8 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO invitations (id, team_id, user_id, invited_by, state, \
-                     created_at) VALUES ($1, $2, $3, $4, 'pending', $5) \
-                     RETURNING {INVITATION_COLUMNS}"
+                         created_at) VALUES ($1, $2, $3, $4, 'pending', $5) \
+                         RETURNING {INVITATION_COLUMNS}"
                     ),
                     args![id, team, user, by, us(self.now())],
                 )
@@ -192,7 +192,7 @@ impl Store {
             let r = tx
                 .fetch_optional(
                     "UPDATE invitations SET state = 'accepted', answered_at = $3 \
-                 WHERE id = $1 AND user_id = $2 AND state = 'pending' RETURNING team_id",
+                     WHERE id = $1 AND user_id = $2 AND state = 'pending' RETURNING team_id",
                     args![id, user, now],
                 )
                 .await?
@@ -213,7 +213,7 @@ impl Store {
             let n = tx
                 .execute(
                     "UPDATE invitations SET state = 'declined', answered_at = $3 \
-                 WHERE id = $1 AND user_id = $2 AND state = 'pending'",
+                     WHERE id = $1 AND user_id = $2 AND state = 'pending'",
                     args![id, user, us(self.now())],
                 )
                 .await?;
@@ -233,7 +233,7 @@ impl Store {
             tx.fetch_all(
                 &format!(
                     "SELECT {INVITATION_COLUMNS} FROM invitations WHERE user_id = $1 \
-                 AND state = 'pending' ORDER BY created_at, id"
+                     AND state = 'pending' ORDER BY created_at, id"
                 ),
                 args![user],
             )

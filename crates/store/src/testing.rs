@@ -101,7 +101,7 @@ impl TestStore {
             .unwrap_or_else(|e| {
                 panic!(
                     "store tests need PostgreSQL at {admin} (set PHYSIOJUDGE_TEST_POSTGRES to \
-                 another server): {e}"
+                     another server): {e}"
                 )
             });
         sqlx::query(&format!("CREATE DATABASE {name}"))

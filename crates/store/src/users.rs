@@ -91,7 +91,7 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO users (id, name, role, password_hash, created_at) \
-                     VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"
+                         VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"
                     ),
                     args![id, name, role, hash, us(self.now())],
                 )
@@ -202,7 +202,7 @@ impl Store {
         let r = crate::db::attempt(async {
             tx.execute(
                 "INSERT INTO api_tokens (hash, kind, user_id, label, created_at) \
-             VALUES ($1, 'user', $2, $3, $4)",
+                 VALUES ($1, 'user', $2, $3, $4)",
                 args![&t.hash, user, label, us(self.now())],
             )
             .await
@@ -225,7 +225,7 @@ impl Store {
                 .fetch_one(
                     &format!(
                         "INSERT INTO workers (id, name, created_at) VALUES ($1, $2, $3) \
-                     RETURNING {WORKER_COLUMNS}"
+                         RETURNING {WORKER_COLUMNS}"
                     ),
                     args![id, name, now],
                 )
@@ -234,7 +234,7 @@ impl Store {
             let worker = worker_from(&r)?;
             tx.execute(
                 "INSERT INTO api_tokens (hash, kind, worker_id, label, created_at) \
-             VALUES ($1, 'worker', $2, $3, $4)",
+                 VALUES ($1, 'worker', $2, $3, $4)",
                 args![&t.hash, id, name, now],
             )
             .await?;
@@ -306,7 +306,7 @@ impl Store {
             let Some(r) = tx
                 .fetch_optional(
                     "SELECT kind, user_id, worker_id FROM api_tokens \
-                 WHERE hash = $1 AND revoked_at IS NULL",
+                     WHERE hash = $1 AND revoked_at IS NULL",
                     args![&hash],
                 )
                 .await?
