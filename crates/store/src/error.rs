@@ -1,0 +1,156 @@
+//! What can go wrong, said so that the caller (and the person behind it) knows what to
+//! do. A refusal the rules make (a spent quota, a transition the state machine does not
+//! allow, a result that came too late) is its own variant with the figures that decided
+//! it; a fault of the database itself is [`Error::Database`].
+
+use std::path::PathBuf;
+
+use crate::model::{AttemptKey, QuotaStatus, State, SubmissionId};
+
+/// Everything this crate can return as an error.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The database failed or refused in a way no rule below explains.
+    #[error("database: {0}")]
+    Database(#[source] sqlx::Error),
+
+    /// The schema could not be brought up to date.
+    #[error("migrating the database schema: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+
+    /// `Store::connect` got a URL it does not know.
+    #[error("unsupported database {0:?}: give a path, sqlite:PATH or postgres://…")]
+    BadUrl(String),
+
+    /// A record that was named does not exist.
+    #[error("no {what} {id:?}")]
+    NotFound { what: &'static str, id: String },
+
+    /// A name or id that must be unique is taken.
+    #[error("{what} {value:?} already exists")]
+    Exists { what: &'static str, value: String },
+
+    /// An input is out of its domain (an empty name, closes before opens, …).
+    #[error("invalid {field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+
+    /// The database refused a state change that is not in the state machine
+    /// (docs/service.md, "Data model"), or the submission was no longer in `from`.
+    #[error("submission {submission}: {from} → {to} refused ({})", match .actual {
+        Some(a) if a == from => "not an allowed transition".to_owned(),
+        Some(a) => format!("it is {a}, not {from}"),
+        None => "no such submission".to_owned(),
+    })]
+    Transition {
+        submission: SubmissionId,
+        from: State,
+        to: State,
+        /// The state the submission is in now (`None`: there is no such submission).
+        actual: Option<State>,
+    },
+
+    /// The team's quota for the phase is spent: the figures say which limit and when a
+    /// slot frees.
+    #[error("quota spent: {}", .0.describe())]
+    QuotaSpent(Box<QuotaStatus>),
+
+    /// The phase does not accept submissions at this time.
+    #[error("phase {phase:?} accepts submissions from {opens} until {closes}; it is {at}")]
+    PhaseClosed {
+        phase: String,
+        opens: chrono::DateTime<chrono::Utc>,
+        closes: chrono::DateTime<chrono::Utc>,
+        at: chrono::DateTime<chrono::Utc>,
+    },
+
+    /// A user is in at most one team per challenge.
+    #[error("user {user:?} is already in a team of challenge {challenge:?}")]
+    AlreadyInTeam { user: String, challenge: String },
+
+    /// The acting user is not a member of the team.
+    #[error("user {user:?} is not a member of team {team:?}")]
+    NotMember { user: String, team: String },
+
+    /// The invitation was already answered, or is for someone else.
+    #[error("invitation {0:?} is not pending for this user")]
+    InvitationNotPending(String),
+
+    /// Wrong name or password (which of the two is not said).
+    #[error("wrong user name or password")]
+    BadCredentials,
+
+    /// The token is unknown or revoked.
+    #[error("unknown or revoked token")]
+    BadToken,
+
+    /// The worker is disabled: it may not take jobs or report.
+    #[error("worker {0:?} is disabled")]
+    WorkerDisabled(String),
+
+    /// A result or a heartbeat for an attempt that is not the submission's current,
+    /// running one of this worker: a duplicate, a late report after the lease lapsed
+    /// and the reconciler moved on, or a stranger's.
+    #[error("attempt {attempt} refused: {why}")]
+    AttemptRefused { attempt: AttemptKey, why: String },
+
+    /// The challenge's data folder no longer matches the manifest it was registered with.
+    #[error("data folder {} differs from its manifest: {}", .path.display(), .differences.join("; "))]
+    DataChanged {
+        path: PathBuf,
+        differences: Vec<String>,
+    },
+
+    /// A file of a data folder could not be read.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A stored value does not read back as what this crate wrote: a database edited
+    /// by hand, or a newer schema.
+    #[error("stored record unreadable: {0}")]
+    Corrupt(String),
+
+    /// Hashing or checking a password failed (not a wrong password: that is
+    /// [`Error::BadCredentials`]).
+    #[error("password hashing: {0}")]
+    Password(String),
+
+    /// The system's random source failed.
+    #[error("random source: {0}")]
+    Random(String),
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Error {
+        Error::Database(e)
+    }
+}
+
+impl Error {
+    /// The database's own error, if this is one.
+    pub(crate) fn db(&self) -> Option<&(dyn sqlx::error::DatabaseError + 'static)> {
+        match self {
+            Error::Database(sqlx::Error::Database(e)) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        self.db().is_some_and(|e| e.is_unique_violation())
+    }
+
+    /// The state guard (a trigger of the migrations) refused a state change, or the
+    /// history row's foreign key to `state_transitions` did.
+    pub(crate) fn is_transition_refusal(&self) -> bool {
+        self.db().is_some_and(|e| {
+            e.message().contains("state_transition_refused")
+                || (e.is_foreign_key_violation() && e.message().contains("state_transitions"))
+        })
+    }
+}

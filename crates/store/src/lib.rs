@@ -1,0 +1,328 @@
+//! The platform's system of record: users and their API tokens, workers, challenges
+//! (definition and data manifest), phases with their quotas, teams and invitations,
+//! submissions with their attempts and state history, results with their ranking
+//! numbers — and the rules the database itself enforces on them (docs/service.md, "Data
+//! model"):
+//!
+//! - **the submission state machine**: `queued → running → scored | failed | error`,
+//!   `queued → withdrawn`, `error → queued`. The allowed changes are rows of the table
+//!   `state_transitions`; a trigger refuses any other change of `submissions.state`,
+//!   whoever issues it, and each change writes a `state_history` row (whose foreign key
+//!   names an allowed transition) in the same transaction. The functions here change a
+//!   state by compare-and-set (`… WHERE state = $from`) and turn a refusal into
+//!   [`Error::Transition`];
+//! - **quotas** per phase and team (`total`, `per_day` in UTC days, `max_concurrent`),
+//!   checked and spent in one transaction that holds the team's lock
+//!   ([`Store::submit`], [`Store::quota`]);
+//! - **the queue**: FIFO by `received_at`, fair across teams, leases extended by
+//!   heartbeats, a reconciler for lapsed ones, and a result accepted once per attempt
+//!   ([`Store::take_job`], [`Store::heartbeat`], [`Store::report`], [`Store::reconcile`]);
+//! - **leaderboards**, derived by a query whenever asked for, never stored
+//!   ([`Store::leaderboard`]).
+//!
+//! Not here: HTTP and sessions (`server`), judging (`judge`, run by `worker`), moving
+//! jobs between machines (`dispatch`: this crate is the record a dispatcher reads and
+//! writes, not its transport), and where entries and result folders are kept on disk
+//! (paths are recorded, files are the caller's).
+//!
+//! # Two backends, one API
+//!
+//! SQLite, embedded (a file in the state folder, WAL mode, foreign keys on), is the
+//! default; PostgreSQL (`postgres://…`) is for a fleet. Both run the same migrations
+//! (`migrations/common`), except for the triggers, which the two dialects cannot share
+//! (`migrations/sqlite`, `migrations/postgres`: one small file each, the same rules).
+//!
+//! The backends are an enum over the two pools (`Db`), not `sqlx::Any`: the queue and
+//! the quota need what `Any` cannot express — SQLite's `BEGIN IMMEDIATE` (take the one
+//! write lock before reading what the write depends on) and PostgreSQL's
+//! `FOR UPDATE … SKIP LOCKED` with row locks — and the enum keeps each driver's native
+//! types and error codes. The queries are still written once: SQL text with `$n`
+//! placeholders (both drivers bind them) runs through one small transaction type
+//! (`db::Tx`), and only the locking clauses differ. Queries are checked at run time
+//! (`sqlx::query`, not `query!`), so building needs no database.
+//!
+//! Times are microseconds since the Unix epoch (UTC) in `BIGINT` columns, read back as
+//! `chrono::DateTime<Utc>`; the store's clock ([`Store::with_clock`]) is the one time
+//! source of every rule, so tests can move it.
+
+mod challenges;
+mod db;
+mod error;
+mod leaderboard;
+pub mod manifest;
+mod model;
+mod queue;
+mod submissions;
+mod teams;
+mod users;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+pub use error::Error;
+pub use manifest::Manifest;
+pub use model::*;
+pub use users::NewToken;
+
+use db::Db;
+
+/// The database file [`Store::open`] keeps in a state folder.
+pub const SQLITE_FILE: &str = "physiojudge.sqlite3";
+
+/// A time source.
+pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+/// Limits of the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Attempts a submission gets before an `error` stays (shown to organisers).
+    pub max_attempts: u32,
+    /// Submissions of one team running at once: a team at the cap waits while other
+    /// teams' submissions are queued, and is not taken while it is at the cap.
+    pub team_running_cap: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            max_attempts: 3,
+            team_running_cap: 1,
+        }
+    }
+}
+
+/// The platform's records, in SQLite or PostgreSQL. Cheap to clone (the pool is shared).
+#[derive(Clone)]
+pub struct Store {
+    db: Db,
+    clock: Clock,
+    policy: Policy,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend())
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+/// Which database a store is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Store {
+    /// The SQLite database of a state folder ([`SQLITE_FILE`] in it), created if
+    /// missing, migrated to the current schema.
+    pub async fn open(state_dir: &Path) -> Result<Store, Error> {
+        std::fs::create_dir_all(state_dir).map_err(|source| Error::Io {
+            path: state_dir.to_path_buf(),
+            source,
+        })?;
+        Store::open_sqlite(&state_dir.join(SQLITE_FILE)).await
+    }
+
+    /// A SQLite database file, created if missing, migrated.
+    pub async fn open_sqlite(path: &Path) -> Result<Store, Error> {
+        Store::sqlite(SqliteConnectOptions::new().filename(path)).await
+    }
+
+    /// `postgres://…` (or `postgresql://…`), `sqlite:PATH` or a plain path to a SQLite
+    /// file; migrated to the current schema.
+    pub async fn connect(url: &str) -> Result<Store, Error> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(10)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect(url)
+                .await?;
+            Store::migrated(Db::Postgres(pool)).await
+        } else if url.starts_with("sqlite:") {
+            let opts =
+                SqliteConnectOptions::from_str(url).map_err(|_| Error::BadUrl(url.to_owned()))?;
+            Store::sqlite(opts).await
+        } else if url.contains("://") || url.is_empty() {
+            Err(Error::BadUrl(url.to_owned()))
+        } else {
+            Store::open_sqlite(Path::new(url)).await
+        }
+    }
+
+    async fn sqlite(opts: SqliteConnectOptions) -> Result<Store, Error> {
+        let opts = opts
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .foreign_keys(true)
+            // Writers queue for the one write lock rather than fail at once.
+            .busy_timeout(Duration::from_secs(30));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(60))
+            .connect_with(opts)
+            .await?;
+        Store::migrated(Db::Sqlite(pool)).await
+    }
+
+    async fn migrated(db: Db) -> Result<Store, Error> {
+        let migrator = Migrator::new(Embedded(migrations(&db))).await?;
+        match &db {
+            Db::Sqlite(p) => migrator.run(p).await?,
+            Db::Postgres(p) => migrator.run(p).await?,
+        }
+        Ok(Store {
+            db,
+            clock: Arc::new(Utc::now),
+            policy: Policy::default(),
+        })
+    }
+
+    /// The same store with another clock (tests; a server never needs one).
+    pub fn with_clock(mut self, clock: Clock) -> Store {
+        self.clock = clock;
+        self
+    }
+
+    /// The same store with other queue limits.
+    pub fn with_policy(mut self, policy: Policy) -> Store {
+        self.policy = policy;
+        self
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.db {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The store's time now, to the microsecond (what is stored).
+    pub fn now(&self) -> DateTime<Utc> {
+        truncate((self.clock)())
+    }
+
+    /// Closes the pool (waits for connections in use to come back).
+    pub async fn close(&self) {
+        self.db.close().await
+    }
+
+    /// A consistent copy of a SQLite database, taken while it is in use
+    /// (`VACUUM INTO`), written to `to` (which must not exist). PostgreSQL is backed up
+    /// with its own tools (`pg_dump`): this returns [`Error::Invalid`] there.
+    pub async fn backup(&self, to: &Path) -> Result<(), Error> {
+        let Db::Sqlite(pool) = &self.db else {
+            return Err(Error::Invalid {
+                field: "backup",
+                problem: "a PostgreSQL store is backed up with pg_dump".to_owned(),
+            });
+        };
+        let Some(path) = to.to_str() else {
+            return Err(Error::Invalid {
+                field: "backup path",
+                problem: format!("{} is not UTF-8", to.display()),
+            });
+        };
+        sqlx::query("VACUUM INTO $1")
+            .bind(path)
+            .execute(pool)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The migrations of a backend: the common ones and the dialect's own, by version.
+fn migrations(db: &Db) -> Vec<Migration> {
+    let common: &[(i64, &str, &str)] = &[(
+        1,
+        "records",
+        include_str!("../migrations/common/0001_records.sql"),
+    )];
+    let dialect: &[(i64, &str, &str)] = match db {
+        Db::Sqlite(_) => &[(
+            2,
+            "guards",
+            include_str!("../migrations/sqlite/0002_guards.sql"),
+        )],
+        Db::Postgres(_) => &[(
+            2,
+            "guards",
+            include_str!("../migrations/postgres/0002_guards.sql"),
+        )],
+    };
+    let mut all: Vec<Migration> = common
+        .iter()
+        .chain(dialect)
+        .map(|&(version, description, sql)| {
+            Migration::new(
+                version,
+                description.into(),
+                MigrationType::Simple,
+                sql.into(),
+                false,
+            )
+        })
+        .collect();
+    all.sort_by_key(|m| m.version);
+    all
+}
+
+/// Migrations compiled into the crate (no folder to ship, no database to build).
+#[derive(Debug)]
+struct Embedded(Vec<Migration>);
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(
+        self,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<Vec<Migration>, sqlx::error::BoxDynError>>
+                + Send,
+        >,
+    > {
+        Box::pin(async move { Ok(self.0) })
+    }
+}
+
+/// A time as stored: microseconds since the epoch.
+pub(crate) fn us(t: DateTime<Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+/// A stored time.
+pub(crate) fn time(us: i64) -> Result<DateTime<Utc>, Error> {
+    DateTime::from_timestamp_micros(us)
+        .ok_or_else(|| Error::Corrupt(format!("time {us} µs is out of range")))
+}
+
+pub(crate) fn opt_time(us: Option<i64>) -> Result<Option<DateTime<Utc>>, Error> {
+    us.map(time).transpose()
+}
+
+fn truncate(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp_micros(t.timestamp_micros()).unwrap_or(t)
+}
+
+/// A count or number as stored (BIGINT) → u32, refusing what this crate never writes.
+pub(crate) fn count(v: i64) -> Result<u32, Error> {
+    u32::try_from(v).map_err(|_| Error::Corrupt(format!("count {v} out of range")))
+}

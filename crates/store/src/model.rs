@@ -1,0 +1,621 @@
+//! The records, as the rest of the platform sees them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        ///
+        /// A UUID (version 7: it starts with its creation time), stored as text.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub uuid::Uuid);
+
+        impl $name {
+            pub(crate) fn new() -> $name {
+                $name(uuid::Uuid::now_v7())
+            }
+
+            pub(crate) fn parse_stored(s: &str) -> Result<$name, Error> {
+                s.parse()
+                    .map_err(|_| Error::Corrupt(format!("{} id {s:?} is not a UUID", $what)))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.hyphenated().fmt(f)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = uuid::Error;
+            fn from_str(s: &str) -> Result<$name, uuid::Error> {
+                uuid::Uuid::parse_str(s).map($name)
+            }
+        }
+
+        impl From<$name> for crate::db::Val {
+            fn from(id: $name) -> crate::db::Val {
+                crate::db::Val::Text(Some(id.to_string()))
+            }
+        }
+        impl From<&$name> for crate::db::Val {
+            fn from(id: &$name) -> crate::db::Val {
+                crate::db::Val::Text(Some(id.to_string()))
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A user.
+    UserId, "user"
+);
+id_type!(
+    /// A worker (a machine that judges).
+    WorkerId, "worker"
+);
+id_type!(
+    /// A phase of a challenge.
+    PhaseId, "phase"
+);
+id_type!(
+    /// A team.
+    TeamId, "team"
+);
+id_type!(
+    /// An invitation to a team.
+    InvitationId, "invitation"
+);
+id_type!(
+    /// A submission.
+    SubmissionId, "submission"
+);
+id_type!(
+    /// One stored result of an attempt.
+    ResultId, "result"
+);
+
+/// An enum stored as one of a few words.
+macro_rules! word_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The word stored in the database (and used in the API).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word),+
+                }
+            }
+
+            pub(crate) fn parse_stored(s: &str) -> Result<$name, Error> {
+                match s {
+                    $($word => Ok($name::$variant),)+
+                    other => Err(Error::Corrupt(format!(
+                        "{} {other:?} is not one of the known values",
+                        stringify!($name)
+                    ))),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl From<$name> for crate::db::Val {
+            fn from(v: $name) -> crate::db::Val {
+                crate::db::Val::Text(Some(v.as_str().to_owned()))
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// What a user may do.
+    Role {
+        Participant = "participant",
+        Organiser = "organiser",
+    }
+);
+
+word_enum!(
+    /// Where a submission is in its life (docs/service.md, "Data model"). The allowed
+    /// changes are the rows of the `state_transitions` table; [`State::TRANSITIONS`] is
+    /// the same list, for documentation and tests.
+    State {
+        /// Waiting for a worker (counts against the quota).
+        Queued = "queued",
+        /// A worker holds a lease on its current attempt (counts).
+        Running = "running",
+        /// Judged to the end with a score (counts).
+        Scored = "scored",
+        /// The entry's fault: a stage failed (counts).
+        Failed = "failed",
+        /// Ours: a lost worker, a judge fault, missing data (never counts); retried
+        /// with a new attempt up to a limit.
+        Error = "error",
+        /// The team took it back while it was queued (never counts).
+        Withdrawn = "withdrawn",
+    }
+);
+
+impl State {
+    /// The state machine: every allowed (from, to). `running → queued` is not in it: a
+    /// lost run goes to `error`, and from there back to `queued` as a new attempt.
+    pub const TRANSITIONS: &'static [(State, State)] = &[
+        (State::Queued, State::Running),
+        (State::Queued, State::Withdrawn),
+        (State::Running, State::Scored),
+        (State::Running, State::Failed),
+        (State::Running, State::Error),
+        (State::Error, State::Queued),
+    ];
+
+    /// Whether a submission in this state counts against its team's quota.
+    pub fn counts_for_quota(self) -> bool {
+        matches!(
+            self,
+            State::Queued | State::Running | State::Scored | State::Failed
+        )
+    }
+}
+
+word_enum!(
+    /// Which split a phase ranks by.
+    Split {
+        Quiz = "quiz",
+        Exam = "exam",
+    }
+);
+
+word_enum!(
+    /// Which of a team's scored submissions a phase's leaderboard shows.
+    Rule {
+        /// The best by the first ranking number (ties: the earliest).
+        Best = "best",
+        /// The most recently received.
+        Latest = "latest",
+    }
+);
+
+word_enum!(
+    /// Which way a ranking number is better (as `judge`'s `Better` serialises).
+    Better {
+        Higher = "higher",
+        Lower = "lower",
+    }
+);
+
+word_enum!(
+    /// How an attempt ended.
+    Outcome {
+        Scored = "scored",
+        Failed = "failed",
+        Error = "error",
+    }
+);
+
+impl Outcome {
+    /// The submission state this outcome moves a running submission to.
+    pub fn state(self) -> State {
+        match self {
+            Outcome::Scored => State::Scored,
+            Outcome::Failed => State::Failed,
+            Outcome::Error => State::Error,
+        }
+    }
+}
+
+word_enum!(
+    /// Where an invitation stands.
+    InvitationState {
+        Pending = "pending",
+        Accepted = "accepted",
+        Declined = "declined",
+    }
+);
+
+/// A user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct User {
+    pub id: UserId,
+    pub name: String,
+    pub role: Role,
+    /// Whether the user can log in with a password (else with tokens only).
+    pub has_password: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A worker: a machine that takes jobs and reports results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Worker {
+    pub id: WorkerId,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    /// The last time it took a job, heartbeat or reported.
+    pub last_seen_at: Option<DateTime<Utc>>,
+    pub disabled: bool,
+}
+
+/// Who a token speaks for. A worker token is good only for the queue's functions
+/// (`take_job`, `heartbeat`, `report`), which take a [`Worker`]'s id and nothing else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Principal {
+    User(User),
+    Worker(Worker),
+}
+
+/// How a challenge is defined.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Definition {
+    /// A challenge built into the judge, by id (`cpsc2021`, …).
+    Builtin(String),
+    /// The text of a TOML definition (docs/judge.md, "Challenge definitions").
+    Toml(String),
+}
+
+impl Definition {
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Definition::Builtin(_) => "builtin",
+            Definition::Toml(_) => "toml",
+        }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Definition::Builtin(s) | Definition::Toml(s) => s,
+        }
+    }
+}
+
+/// A registered challenge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Challenge {
+    pub id: String,
+    pub title: String,
+    pub definition: Definition,
+    /// sha256 of the definition's text (the built-in id for a built-in one).
+    pub definition_sha256: String,
+    /// The data folder on the server.
+    pub data_path: String,
+    pub manifest: crate::manifest::Manifest,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A phase's quota per team. `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quota {
+    /// Submissions over the whole phase.
+    pub total: Option<u32>,
+    /// Submissions per UTC day.
+    pub per_day: Option<u32>,
+    /// Submissions queued or running at once.
+    pub max_concurrent: Option<u32>,
+}
+
+/// What a new phase is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewPhase {
+    pub name: String,
+    pub opens: DateTime<Utc>,
+    pub closes: DateTime<Utc>,
+    pub selection_closes: Option<DateTime<Utc>>,
+    pub quota: Quota,
+    pub scored_split: Split,
+    /// Whether exam scores show before the phase closes.
+    pub show_exam: bool,
+    pub rule: Rule,
+}
+
+/// A phase of a challenge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub id: PhaseId,
+    pub challenge: String,
+    pub name: String,
+    pub opens: DateTime<Utc>,
+    pub closes: DateTime<Utc>,
+    pub selection_closes: Option<DateTime<Utc>>,
+    pub quota: Quota,
+    pub scored_split: Split,
+    pub show_exam: bool,
+    pub rule: Rule,
+}
+
+/// A team (of one challenge).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Team {
+    pub id: TeamId,
+    pub challenge: String,
+    pub name: String,
+    /// Left off leaderboards (organisers' teams, say).
+    pub hidden: bool,
+    /// Left off leaderboards, with a reason.
+    pub disqualified: bool,
+    /// Why it is hidden or disqualified.
+    pub reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An invitation to join a team.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invitation {
+    pub id: InvitationId,
+    pub team: TeamId,
+    pub user: UserId,
+    pub invited_by: UserId,
+    pub state: InvitationState,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What a new submission is (its entry already stored by the caller).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewSubmission {
+    pub team: TeamId,
+    pub phase: PhaseId,
+    /// sha256 of the entry archive as uploaded, lower-case hex.
+    pub entry_sha256: String,
+    /// Where the archive is, relative to the state folder.
+    pub entry_path: String,
+    pub method_name: Option<String>,
+    pub method_description: Option<String>,
+}
+
+/// A submission.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub challenge: String,
+    pub team: TeamId,
+    pub phase: PhaseId,
+    pub entry_sha256: String,
+    pub entry_path: String,
+    /// When its upload completed: the time deadlines and quotas go by.
+    pub received_at: DateTime<Utc>,
+    pub state: State,
+    pub state_changed_at: DateTime<Utc>,
+    /// The number of its current attempt (0: never taken).
+    pub attempt: u32,
+    /// The team's chosen final entry for the phase.
+    pub selected: bool,
+    pub method_name: Option<String>,
+    pub method_description: Option<String>,
+}
+
+/// Names one attempt: a submission and the attempt's number (1, 2, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AttemptKey {
+    pub submission: SubmissionId,
+    pub number: u32,
+}
+
+impl fmt::Display for AttemptKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of submission {}", self.number, self.submission)
+    }
+}
+
+/// One run of a submission by a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub key: AttemptKey,
+    pub worker: WorkerId,
+    pub started_at: DateTime<Utc>,
+    pub lease_expires_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub outcome: Option<Outcome>,
+}
+
+/// Why a submission's state changed: stored as JSON with each history row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    /// It was received.
+    Submitted,
+    /// A worker took it.
+    Taken { worker: WorkerId, attempt: u32 },
+    /// The team withdrew it.
+    Withdrawn { by: Option<UserId> },
+    /// The worker reported an outcome.
+    Reported { worker: WorkerId, attempt: u32 },
+    /// The worker reported an error of the judge's (not the entry's doing).
+    JudgeError {
+        worker: WorkerId,
+        attempt: u32,
+        message: String,
+    },
+    /// The attempt's lease lapsed: the worker is taken to be lost.
+    WorkerLost { worker: WorkerId, attempt: u32 },
+    /// Retried automatically after an error, as attempt `next_attempt`.
+    Retry { next_attempt: u32 },
+    /// An organiser requeued it.
+    Requeued { by: Option<UserId>, why: String },
+}
+
+/// One change of a submission's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub seq: u32,
+    /// `None` for its creation.
+    pub from: Option<State>,
+    pub to: State,
+    pub at: DateTime<Utc>,
+    pub reason: Reason,
+}
+
+/// Which quota limit stops a new submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaLimit {
+    Total,
+    PerDay,
+    MaxConcurrent,
+}
+
+/// What remains of a team's quota in a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuotaStatus {
+    pub quota: Quota,
+    /// Counted submissions over the phase.
+    pub used_total: u32,
+    /// Counted submissions received this UTC day.
+    pub used_today: u32,
+    /// Queued or running now.
+    pub running: u32,
+    /// `None`: no total limit.
+    pub total_left: Option<u32>,
+    /// `None`: no daily limit.
+    pub today_left: Option<u32>,
+    /// Every limit that is spent now (empty: a submission would be accepted).
+    pub spent: Vec<QuotaLimit>,
+    /// When the next submission can be accepted: now if nothing is spent; the next UTC
+    /// midnight if the day's quota is (or later, if a run must end too); `None` when it
+    /// cannot be known (only a run ending frees a slot) or never comes (total spent).
+    pub next_slot_at: Option<DateTime<Utc>>,
+    /// The time these figures are for.
+    pub at: DateTime<Utc>,
+}
+
+impl QuotaStatus {
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for l in &self.spent {
+            parts.push(match l {
+                QuotaLimit::Total => format!(
+                    "{} of {} submissions in the phase used",
+                    self.used_total,
+                    self.quota.total.unwrap_or(0)
+                ),
+                QuotaLimit::PerDay => format!(
+                    "{} of {} submissions today (UTC) used",
+                    self.used_today,
+                    self.quota.per_day.unwrap_or(0)
+                ),
+                QuotaLimit::MaxConcurrent => format!(
+                    "{} of {} submissions queued or running",
+                    self.running,
+                    self.quota.max_concurrent.unwrap_or(0)
+                ),
+            });
+        }
+        let next = match self.next_slot_at {
+            Some(t) => format!("next slot at {}", t.to_rfc3339()),
+            None if self.spent.contains(&QuotaLimit::Total) => "no more slots".to_owned(),
+            None => "next slot when a queued or running submission ends".to_owned(),
+        };
+        format!("{}; {next}", parts.join(", "))
+    }
+}
+
+/// One ranking number of a result, exactly as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// Its key in the scorer's report (`score`, `outcome_cost`, …).
+    pub key: String,
+    /// `None`: the scorer gave no finite figure.
+    pub value: Option<f64>,
+    pub better: Better,
+}
+
+/// A worker's report of how an attempt ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// The judge's `result.json`, as text. Required for `scored` and `failed`; may be
+    /// absent for `error` (the judge may not have got that far).
+    pub result_json: Option<String>,
+    /// The organiser's private exam score (JSON), if any.
+    pub private_json: Option<String>,
+    /// The ranking numbers, the first the one the leaderboard ranks by (scored only).
+    pub figures: Vec<Figure>,
+    pub scorer_version: String,
+    pub judge_version: String,
+    /// For `error`: what went wrong (kept in the history).
+    pub message: Option<String>,
+}
+
+/// A stored result of an attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    pub id: ResultId,
+    pub attempt: AttemptKey,
+    pub outcome: Outcome,
+    pub result_json: Option<String>,
+    pub private_json: Option<String>,
+    pub figures: Vec<Figure>,
+    pub scorer_version: String,
+    pub judge_version: String,
+    pub created_at: DateTime<Utc>,
+    /// Superseded by a rescoring (kept, never deleted).
+    pub replaced: bool,
+}
+
+/// A job handed to a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub attempt: AttemptKey,
+    pub challenge: String,
+    pub phase: PhaseId,
+    pub team: TeamId,
+    pub entry_sha256: String,
+    pub entry_path: String,
+    pub lease_expires_at: DateTime<Utc>,
+}
+
+/// One row of a leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderboardRow {
+    /// 1-based; equal first figures share a rank (1, 1, 3, …).
+    pub rank: u32,
+    pub team: TeamId,
+    pub team_name: String,
+    pub submission: SubmissionId,
+    pub received_at: DateTime<Utc>,
+    /// Every ranking number of the result, the first the one ranked by.
+    pub figures: Vec<Figure>,
+    pub method_name: Option<String>,
+}
+
+/// A phase's leaderboard, derived from the stored results when asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Leaderboard {
+    pub phase: PhaseId,
+    /// The phase's rule (which a leaderboard of final entries does not follow).
+    pub rule: Rule,
+    /// Each team's selected submission (else its best), not the rule's choice.
+    pub final_entries: bool,
+    pub rows: Vec<LeaderboardRow>,
+}
+
+/// What a reconciler pass did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reconciled {
+    /// Attempts whose lease had lapsed, now ended as `error`.
+    pub lost: Vec<AttemptKey>,
+    /// Of those, the submissions queued again for a new attempt.
+    pub requeued: Vec<SubmissionId>,
+    /// Of those, the submissions left in `error`: they used every attempt.
+    pub gave_up: Vec<SubmissionId>,
+}

@@ -1,0 +1,640 @@
+//! The queue: taking a job under a lease, heartbeats, reports (accepted once per
+//! attempt), the reconciler, and the stored results.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::db::{Row, Tx, args};
+use crate::submissions::{submission_in, transition};
+use crate::users::not_found;
+use crate::{
+    AttemptKey, Better, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled, Report, ResultId,
+    ResultRecord, State, Store, SubmissionId, TeamId, WorkerId, count, time, us,
+};
+
+/// How many times `take_job` starts over when a team turned out to be at its running cap
+/// (PostgreSQL only: another worker took for the same team in the meantime).
+const TAKE_TRIES: usize = 8;
+
+fn lease_end(now: DateTime<Utc>, lease: Duration) -> Result<DateTime<Utc>, Error> {
+    chrono::Duration::from_std(lease)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .ok_or_else(|| Error::Invalid {
+            field: "lease",
+            problem: format!("{lease:?} is too long"),
+        })
+}
+
+/// Marks the worker seen; refuses a disabled or unknown one.
+async fn worker_seen(tx: &mut Tx, worker: WorkerId, now: i64) -> Result<(), Error> {
+    let n = tx
+        .execute(
+            "UPDATE workers SET last_seen_at = $2 WHERE id = $1 AND disabled = FALSE",
+            args![worker, now],
+        )
+        .await?;
+    if n == 0 {
+        let known = tx
+            .fetch_optional("SELECT name FROM workers WHERE id = $1", args![worker])
+            .await?;
+        return Err(match known {
+            Some(r) => Error::WorkerDisabled(r.get("name")?),
+            None => not_found("worker", worker),
+        });
+    }
+    Ok(())
+}
+
+/// Why an attempt is not this worker's current one (for [`Error::AttemptRefused`]).
+async fn why_refused(tx: &mut Tx, key: AttemptKey, worker: WorkerId) -> Result<Error, Error> {
+    let r = tx
+        .fetch_optional(
+            "SELECT a.worker_id, a.ended_at, a.outcome, s.current_attempt, s.state \
+             FROM attempts a JOIN submissions s ON s.id = a.submission_id \
+             WHERE a.submission_id = $1 AND a.number = $2",
+            args![key.submission, i64::from(key.number)],
+        )
+        .await?;
+    let why = match r {
+        None => "no such attempt".to_owned(),
+        Some(r) => {
+            let holder: String = r.get("worker_id")?;
+            let ended: Option<i64> = r.get("ended_at")?;
+            let outcome: Option<String> = r.get("outcome")?;
+            let current: i64 = r.get("current_attempt")?;
+            if holder != worker.to_string() {
+                "the attempt is another worker's".to_owned()
+            } else if let Some(ended) = ended {
+                format!(
+                    "the attempt already ended ({}, at {}): a result is accepted once",
+                    outcome.as_deref().unwrap_or("?"),
+                    time(ended)?.to_rfc3339()
+                )
+            } else if current != i64::from(key.number) {
+                format!("the submission is on attempt {current} now")
+            } else {
+                format!(
+                    "the submission is {}, not running",
+                    r.get::<String>("state")?
+                )
+            }
+        }
+    };
+    Ok(Error::AttemptRefused { attempt: key, why })
+}
+
+fn figure_from(r: &Row) -> Result<Figure, Error> {
+    Ok(Figure {
+        key: r.get("key")?,
+        value: r.get("value")?,
+        better: Better::parse_stored(&r.get::<String>("better")?)?,
+    })
+}
+
+fn check_report(r: &Report) -> Result<(), Error> {
+    let json = |field: &'static str, text: &Option<String>| -> Result<(), Error> {
+        if let Some(t) = text {
+            serde_json::from_str::<serde::de::IgnoredAny>(t).map_err(|e| Error::Invalid {
+                field,
+                problem: format!("not JSON: {e}"),
+            })?;
+        }
+        Ok(())
+    };
+    json("result.json", &r.result_json)?;
+    json("private score", &r.private_json)?;
+    if r.outcome != Outcome::Error && r.result_json.is_none() {
+        return Err(Error::Invalid {
+            field: "report",
+            problem: format!("a {} report carries result.json", r.outcome),
+        });
+    }
+    if let Some(f) = r
+        .figures
+        .iter()
+        .find(|f| f.value.is_some_and(|v| !v.is_finite()))
+    {
+        // SQLite would store NaN as NULL and PostgreSQL as NaN: a missing figure is None.
+        return Err(Error::Invalid {
+            field: "report",
+            problem: format!("ranking number {:?} is not finite (give None)", f.key),
+        });
+    }
+    match r.outcome {
+        Outcome::Scored if r.figures.is_empty() => Err(Error::Invalid {
+            field: "report",
+            problem: "a scored report carries its ranking numbers".to_owned(),
+        }),
+        Outcome::Failed | Outcome::Error if !r.figures.is_empty() => Err(Error::Invalid {
+            field: "report",
+            problem: format!("a {} report has no ranking numbers", r.outcome),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Stores a result and its figures for an attempt; a second live result for the same
+/// attempt is refused by the database's unique index.
+async fn insert_result(
+    tx: &mut Tx,
+    key: AttemptKey,
+    r: &Report,
+    now: i64,
+) -> Result<ResultId, Error> {
+    let id = ResultId::new();
+    tx.execute(
+        "INSERT INTO results (id, submission_id, attempt, outcome, result_json, private_json, \
+         scorer_version, judge_version, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        args![
+            id,
+            key.submission,
+            i64::from(key.number),
+            r.outcome,
+            r.result_json.clone(),
+            r.private_json.clone(),
+            &r.scorer_version,
+            &r.judge_version,
+            now,
+        ],
+    )
+    .await
+    .map_err(|e| {
+        if e.is_unique_violation() {
+            Error::AttemptRefused {
+                attempt: key,
+                why: "a result for this attempt is already stored".to_owned(),
+            }
+        } else {
+            e
+        }
+    })?;
+    for (position, f) in r.figures.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO result_figures (result_id, position, key, value, better) \
+             VALUES ($1, $2, $3, $4, $5)",
+            args![id, position as i64, &f.key, f.value, f.better],
+        )
+        .await
+        .map_err(|e| {
+            if e.is_unique_violation() {
+                Error::Invalid {
+                    field: "report",
+                    problem: format!("ranking number {:?} given twice", f.key),
+                }
+            } else {
+                e
+            }
+        })?;
+    }
+    Ok(id)
+}
+
+/// After an attempt ended in `error`: queue the submission again for a new attempt if
+/// it has attempts left. Returns whether it did.
+async fn retry(
+    tx: &mut Tx,
+    id: SubmissionId,
+    number: u32,
+    max_attempts: u32,
+    now: i64,
+) -> Result<bool, Error> {
+    if number >= max_attempts {
+        return Ok(false);
+    }
+    transition(
+        tx,
+        id,
+        State::Error,
+        State::Queued,
+        None,
+        &Reason::Retry {
+            next_attempt: number + 1,
+        },
+        now,
+    )
+    .await?;
+    Ok(true)
+}
+
+impl Store {
+    /// Hands the worker the next job, or `None` when nothing is eligible: the oldest
+    /// queued submission (by `received_at`) of a team below its running cap
+    /// ([`crate::Policy::team_running_cap`]), teams with fewer running first — so a
+    /// team's second submission waits behind other teams' first ones. The submission
+    /// becomes `running` on a new attempt, leased to the worker until `now + lease`.
+    /// `challenges` limits the jobs to those the worker has data for.
+    ///
+    /// Atomic: on SQLite the transaction holds the one write lock; on PostgreSQL the
+    /// candidate's team and the submission are locked, in that order, with
+    /// `FOR UPDATE … SKIP LOCKED` (a worker skips what another is taking), and the
+    /// team's running count is read again under the team's lock before the job is
+    /// handed out.
+    pub async fn take_job(
+        &self,
+        worker: WorkerId,
+        lease: Duration,
+        challenges: Option<&[String]>,
+    ) -> Result<Option<Job>, Error> {
+        for _ in 0..TAKE_TRIES {
+            if let Some(outcome) = self.try_take(worker, lease, challenges).await? {
+                return Ok(outcome);
+            }
+        }
+        // Other workers kept taking for the teams first in line: nothing for now.
+        Ok(None)
+    }
+
+    /// One try: `Some(job or none)`, or `None` to start over.
+    async fn try_take(
+        &self,
+        worker: WorkerId,
+        lease: Duration,
+        challenges: Option<&[String]>,
+    ) -> Result<Option<Option<Job>>, Error> {
+        let cap = i64::from(self.policy.team_running_cap);
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let now = self.now();
+            worker_seen(&mut tx, worker, us(now)).await?;
+            let mut params = args![cap];
+            let filter = match challenges {
+                None => String::new(),
+                Some([]) => return Ok(Some(None)),
+                Some(list) => {
+                    let mut marks = Vec::new();
+                    for c in list {
+                        params.push(c.into());
+                        marks.push(format!("${}", params.len()));
+                    }
+                    format!(" AND s.challenge_id IN ({})", marks.join(", "))
+                }
+            };
+            // The team's row first, then the submission's: a worker that reaches a team
+            // another worker is taking for skips all of that team's submissions, so a
+            // team's submissions are taken oldest first. (Locked the other way round, a
+            // second worker could lock the team's second submission and then the team
+            // while the first worker, holding the oldest, waited for the team.)
+            let lock = if tx.is_postgres() {
+                " FOR UPDATE OF t, s SKIP LOCKED"
+            } else {
+                ""
+            };
+            let running = "(SELECT COUNT(*) FROM submissions r \
+                           WHERE r.team_id = s.team_id AND r.state = 'running')";
+            let sql = format!(
+                "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
+                 s.current_attempt, {running} AS team_running \
+                 FROM teams t JOIN submissions s ON s.team_id = t.id \
+                 WHERE s.state = 'queued' AND {running} < $1{filter} \
+                 ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
+            );
+            let Some(r) = tx.fetch_optional(&sql, params).await? else {
+                return Ok(Some(None));
+            };
+            let id = SubmissionId::parse_stored(&r.get::<String>("id")?)?;
+            let team = TeamId::parse_stored(&r.get::<String>("team_id")?)?;
+            if tx.is_postgres() {
+                // The team's row is ours now; a statement started now sees every take for it
+                // that committed before.
+                let n: i64 = tx
+                    .fetch_one(
+                        "SELECT COUNT(*) AS n FROM submissions \
+                         WHERE team_id = $1 AND state = 'running'",
+                        args![team],
+                    )
+                    .await?
+                    .get("n")?;
+                if n >= cap {
+                    return Ok(None);
+                }
+            }
+            let number = count(r.get::<i64>("current_attempt")? + 1)?;
+            let expires = lease_end(now, lease)?;
+            tx.execute(
+                "UPDATE submissions SET current_attempt = $2 WHERE id = $1",
+                args![id, i64::from(number)],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO attempts (submission_id, number, worker_id, started_at, \
+                 lease_expires_at) VALUES ($1, $2, $3, $4, $5)",
+                args![id, i64::from(number), worker, us(now), us(expires)],
+            )
+            .await?;
+            transition(
+                &mut tx,
+                id,
+                State::Queued,
+                State::Running,
+                Some(number),
+                &Reason::Taken {
+                    worker,
+                    attempt: number,
+                },
+                us(now),
+            )
+            .await?;
+            let job = Job {
+                attempt: AttemptKey {
+                    submission: id,
+                    number,
+                },
+                challenge: r.get("challenge_id")?,
+                phase: PhaseId::parse_stored(&r.get::<String>("phase_id")?)?,
+                team,
+                entry_sha256: r.get("entry_sha256")?,
+                entry_path: r.get("entry_path")?,
+                lease_expires_at: expires,
+            };
+            Ok(Some(Some(job)))
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// The worker is still on the attempt: its lease now ends at `now + lease`.
+    /// [`Error::AttemptRefused`] when the attempt is not this worker's running one any
+    /// more (the reconciler ended it, or a result was reported): the worker should stop.
+    pub async fn heartbeat(
+        &self,
+        worker: WorkerId,
+        key: AttemptKey,
+        lease: Duration,
+    ) -> Result<DateTime<Utc>, Error> {
+        let now = self.now();
+        let expires = lease_end(now, lease)?;
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            worker_seen(&mut tx, worker, us(now)).await?;
+            let n = tx
+                .execute(
+                    "UPDATE attempts SET lease_expires_at = $4 \
+                     WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
+                     AND ended_at IS NULL",
+                    args![key.submission, i64::from(key.number), worker, us(expires)],
+                )
+                .await?;
+            if n == 0 {
+                return Err(why_refused(&mut tx, key, worker).await?);
+            }
+            Ok(expires)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// The worker reports how an attempt ended. Accepted once: the attempt must be the
+    /// submission's current, running attempt and this worker's, not yet ended; a
+    /// duplicate, late or stranger's report is [`Error::AttemptRefused`] and changes
+    /// nothing. A report that arrives after the lease lapsed but before the reconciler
+    /// ran is still accepted (the work is done). An `error` outcome (the judge's fault,
+    /// not the entry's) queues the submission again for a new attempt while it has
+    /// attempts left.
+    pub async fn report(
+        &self,
+        worker: WorkerId,
+        key: AttemptKey,
+        report: &Report,
+    ) -> Result<ResultId, Error> {
+        check_report(report)?;
+        let now = us(self.now());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            worker_seen(&mut tx, worker, now).await?;
+            let n = tx
+                .execute(
+                    "UPDATE attempts SET ended_at = $4, outcome = $5 \
+                     WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
+                     AND ended_at IS NULL",
+                    args![
+                        key.submission,
+                        i64::from(key.number),
+                        worker,
+                        now,
+                        report.outcome
+                    ],
+                )
+                .await?;
+            if n == 0 {
+                return Err(why_refused(&mut tx, key, worker).await?);
+            }
+            let reason = match report.outcome {
+                Outcome::Error => Reason::JudgeError {
+                    worker,
+                    attempt: key.number,
+                    message: report.message.clone().unwrap_or_default(),
+                },
+                _ => Reason::Reported {
+                    worker,
+                    attempt: key.number,
+                },
+            };
+            let to = report.outcome.state();
+            match transition(
+                &mut tx,
+                key.submission,
+                State::Running,
+                to,
+                Some(key.number),
+                &reason,
+                now,
+            )
+            .await
+            {
+                Ok(()) => {}
+                Err(Error::Transition { .. }) => {
+                    return Err(Error::AttemptRefused {
+                        attempt: key,
+                        why: "the attempt is no longer the submission's running one".to_owned(),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+            let id = insert_result(&mut tx, key, report, now).await?;
+            if report.outcome == Outcome::Error {
+                retry(
+                    &mut tx,
+                    key.submission,
+                    key.number,
+                    self.policy.max_attempts,
+                    now,
+                )
+                .await?;
+            }
+            Ok(id)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Ends every running attempt whose lease lapsed: the attempt ends as `error`, the
+    /// submission goes `running → error` (reason `worker_lost`) and, while it has
+    /// attempts left ([`crate::Policy::max_attempts`]), `error → queued` for a new
+    /// attempt; otherwise the `error` stays, for an organiser to see. Run it
+    /// periodically (every few seconds; a lease is tens of seconds).
+    pub async fn reconcile(&self) -> Result<Reconciled, Error> {
+        let now = us(self.now());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let lock = if tx.is_postgres() {
+                " FOR UPDATE OF a, s SKIP LOCKED"
+            } else {
+                ""
+            };
+            let lapsed = tx
+                .fetch_all(
+                    &format!(
+                        "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
+                         JOIN submissions s ON s.id = a.submission_id \
+                         AND s.current_attempt = a.number \
+                         WHERE a.ended_at IS NULL AND a.lease_expires_at < $1 \
+                         AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
+                    ),
+                    args![now],
+                )
+                .await?;
+            let mut done = Reconciled::default();
+            for r in &lapsed {
+                let key = AttemptKey {
+                    submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+                    number: count(r.get("number")?)?,
+                };
+                let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
+                tx.execute(
+                    "UPDATE attempts SET ended_at = $3, outcome = 'error' \
+                     WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
+                    args![key.submission, i64::from(key.number), now],
+                )
+                .await?;
+                transition(
+                    &mut tx,
+                    key.submission,
+                    State::Running,
+                    State::Error,
+                    Some(key.number),
+                    &Reason::WorkerLost {
+                        worker,
+                        attempt: key.number,
+                    },
+                    now,
+                )
+                .await?;
+                done.lost.push(key);
+                if retry(
+                    &mut tx,
+                    key.submission,
+                    key.number,
+                    self.policy.max_attempts,
+                    now,
+                )
+                .await?
+                {
+                    done.requeued.push(key.submission);
+                } else {
+                    done.gave_up.push(key.submission);
+                }
+            }
+            Ok(done)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Every result stored for a submission (replaced ones too), by attempt and time.
+    pub async fn results(&self, id: SubmissionId) -> Result<Vec<ResultRecord>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let rows = tx
+                .fetch_all(
+                    "SELECT id, submission_id, attempt, outcome, result_json, private_json, \
+                     scorer_version, judge_version, created_at, replaced FROM results \
+                     WHERE submission_id = $1 ORDER BY attempt, created_at, id",
+                    args![id],
+                )
+                .await?;
+            let mut out = Vec::new();
+            for r in &rows {
+                let rid = ResultId::parse_stored(&r.get::<String>("id")?)?;
+                let figures = tx
+                    .fetch_all(
+                        "SELECT key, value, better FROM result_figures WHERE result_id = $1 \
+                         ORDER BY position",
+                        args![rid],
+                    )
+                    .await?
+                    .iter()
+                    .map(figure_from)
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.push(ResultRecord {
+                    id: rid,
+                    attempt: AttemptKey {
+                        submission: id,
+                        number: count(r.get("attempt")?)?,
+                    },
+                    outcome: Outcome::parse_stored(&r.get::<String>("outcome")?)?,
+                    result_json: r.get("result_json")?,
+                    private_json: r.get("private_json")?,
+                    figures,
+                    scorer_version: r.get("scorer_version")?,
+                    judge_version: r.get("judge_version")?,
+                    created_at: time(r.get("created_at")?)?,
+                    replaced: r.get("replaced")?,
+                });
+            }
+            Ok(out)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Rescoring: the attempt's live result is marked replaced (and kept) and `report`
+    /// becomes its live result. The outcome cannot change (rescoring recomputes scores
+    /// from stored outputs; it does not judge again).
+    pub async fn replace_result(
+        &self,
+        key: AttemptKey,
+        report: &Report,
+    ) -> Result<ResultId, Error> {
+        check_report(report)?;
+        let now = us(self.now());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            // Lock the submission (its row) so that two rescorings of it run one by one.
+            submission_in(&mut tx, key.submission).await?;
+            tx.execute(
+                "UPDATE submissions SET selected = selected WHERE id = $1",
+                args![key.submission],
+            )
+            .await?;
+            let live = tx
+                .fetch_optional(
+                    "UPDATE results SET replaced = TRUE, replaced_at = $3 \
+                     WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
+                     RETURNING outcome",
+                    args![key.submission, i64::from(key.number), now],
+                )
+                .await?
+                .ok_or_else(|| Error::AttemptRefused {
+                    attempt: key,
+                    why: "it has no result to replace".to_owned(),
+                })?;
+            let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
+            if outcome != report.outcome {
+                return Err(Error::Invalid {
+                    field: "rescoring",
+                    problem: format!(
+                        "the result was {outcome}; a rescoring cannot make it {}",
+                        report.outcome
+                    ),
+                });
+            }
+            let id = insert_result(&mut tx, key, report, now).await?;
+            Ok(id)
+        })
+        .await;
+        tx.finish(r).await
+    }
+}

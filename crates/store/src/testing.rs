@@ -1,0 +1,177 @@
+//! Test support (feature `testing`): a throwaway store on each backend, and a clock a
+//! test moves by hand.
+//!
+//! - [`TestStore::sqlite`]: a database file in a fresh temporary folder.
+//! - [`TestStore::postgres`]: a fresh database with a random name on the server of
+//!   `PHYSIOJUDGE_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/postgres`,
+//!   trust authentication), dropped (`WITH (FORCE)`) when the `TestStore` is dropped,
+//!   after a failing test too. Tests therefore run in parallel. No server is an error
+//!   that says which URL was tried: these tests do not skip.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use sqlx::Connection;
+
+use crate::manifest::hex;
+use crate::{Backend, Store};
+
+/// The PostgreSQL server tests create their databases on (its maintenance database).
+pub fn postgres_url() -> String {
+    std::env::var("PHYSIOJUDGE_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// A clock that stands still until moved.
+#[derive(Clone, Debug)]
+pub struct ManualClock(Arc<Mutex<DateTime<Utc>>>);
+
+impl ManualClock {
+    pub fn new(start: DateTime<Utc>) -> ManualClock {
+        ManualClock(Arc::new(Mutex::new(start)))
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set(&self, t: DateTime<Utc>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = t;
+    }
+
+    pub fn advance(&self, d: chrono::Duration) {
+        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *t += d;
+    }
+
+    /// As a store's clock.
+    pub fn clock(&self) -> crate::Clock {
+        let me = self.clone();
+        Arc::new(move || me.now())
+    }
+}
+
+/// A store that disappears with this value, on a [`ManualClock`] that starts at
+/// 2026-03-02T10:00:00Z.
+pub struct TestStore {
+    pub store: Store,
+    pub clock: ManualClock,
+    _dir: Option<tempfile::TempDir>,
+    pg_database: Option<String>,
+}
+
+impl std::ops::Deref for TestStore {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// The time a [`TestStore`]'s clock starts at.
+pub fn start_time() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-03-02T10:00:00Z")
+        .map(|t| t.to_utc())
+        .unwrap_or_default()
+}
+
+impl TestStore {
+    /// A store of the given backend.
+    pub async fn new(backend: Backend) -> TestStore {
+        match backend {
+            Backend::Sqlite => TestStore::sqlite().await,
+            Backend::Postgres => TestStore::postgres().await,
+        }
+    }
+
+    pub async fn sqlite() -> TestStore {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let store = Store::open(dir.path())
+            .await
+            .expect("a SQLite store in a temporary folder");
+        TestStore::with(store, Some(dir), None)
+    }
+
+    pub async fn postgres() -> TestStore {
+        let admin = postgres_url();
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).expect("random bytes");
+        let name = format!("physiojudge_test_{}", hex(&bytes));
+        let mut conn = sqlx::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "store tests need PostgreSQL at {admin} (set PHYSIOJUDGE_TEST_POSTGRES to \
+                     another server): {e}"
+                )
+            });
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("CREATE DATABASE {name} on {admin}: {e}"));
+        let _ = conn.close().await;
+        let url = database_url(&admin, &name);
+        let store = Store::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+        TestStore::with(store, None, Some(name))
+    }
+
+    fn with(store: Store, dir: Option<tempfile::TempDir>, pg: Option<String>) -> TestStore {
+        let clock = ManualClock::new(start_time());
+        TestStore {
+            store: store.with_clock(clock.clock()),
+            clock,
+            _dir: dir,
+            pg_database: pg,
+        }
+    }
+}
+
+/// `admin` with its database name replaced by `name`.
+fn database_url(admin: &str, name: &str) -> String {
+    let (base, query) = match admin.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (admin, None),
+    };
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[after_scheme..].find('/') {
+        Some(i) => &base[..after_scheme + i],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        let Some(name) = self.pg_database.take() else {
+            return;
+        };
+        let admin = postgres_url();
+        // Drop may run inside the test's runtime, which cannot be blocked on: do the
+        // work on a thread of its own with its own small runtime.
+        let done = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let mut conn = sqlx::PgConnection::connect(&admin)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let _ = conn.close().await;
+                Ok::<(), String>(())
+            })
+        })
+        .join();
+        if let Ok(Err(e)) = done {
+            eprintln!("could not drop the test database: {e}");
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! Taking jobs (FIFO, fair, atomic), leases and the reconciler, results accepted once.
+
+use std::collections::HashMap;
+
+use chrono::Duration;
+
+use super::*;
+
+both!(
+    fifo_and_fair_across_teams,
+    two_workers_race_for_one_job,
+    many_workers_never_break_the_team_cap,
+    lapsed_lease_errors_and_requeues,
+    a_result_is_accepted_once,
+    heartbeats_extend_the_lease,
+    judge_errors_retry_then_stay,
+    workers_and_challenge_filters,
+    rescoring_keeps_the_old_result,
+    listings_counts_and_positions,
+    a_late_report_races_the_reconciler,
+);
+
+async fn fifo_and_fair_across_teams(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let a1 = t.submit(&entry(&a, &f, 1)).await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    let a2 = t.submit(&entry(&a, &f, 2)).await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    let b1 = t.submit(&entry(&b, &f, 3)).await.unwrap();
+    let (w2, _) = t.create_worker("w2").await.unwrap();
+
+    let j1 = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j1.attempt.submission, a1.id);
+    assert_eq!(j1.attempt.number, 1);
+    assert_eq!(j1.lease_expires_at, t.now() + Duration::seconds(60));
+    assert_eq!((j1.team, j1.entry_sha256.clone()), (a.id, a1.entry_sha256));
+    // a2 is older than b1, but team a is at its running cap.
+    let j2 = t.take_job(w2.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j2.attempt.submission, b1.id);
+    assert_eq!(t.take_job(w2.id, LEASE, None).await.unwrap(), None);
+    t.report(f.worker.id, j1.attempt, &failed()).await.unwrap();
+    let j3 = t.take_job(w2.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j3.attempt.submission, a2.id);
+
+    // With a cap of 2, a team with one running waits behind teams with none.
+    let store = t.store.clone().with_policy(Policy {
+        max_attempts: 3,
+        team_running_cap: 2,
+    });
+    t.clock.advance(Duration::seconds(1));
+    let a3 = t.submit(&entry(&a, &f, 4)).await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    let a4 = t.submit(&entry(&a, &f, 5)).await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    t.report(w2.id, j2.attempt, &failed()).await.unwrap();
+    let b2 = t.submit(&entry(&b, &f, 6)).await.unwrap();
+    // a has one running (a2), b none: b2 first although it is the newest.
+    let order: Vec<_> = [
+        store.take_job(w2.id, LEASE, None).await.unwrap(),
+        store.take_job(w2.id, LEASE, None).await.unwrap(),
+        store.take_job(w2.id, LEASE, None).await.unwrap(),
+    ]
+    .into_iter()
+    .map(|j| j.map(|j| j.attempt.submission))
+    .collect();
+    assert_eq!(order, [Some(b2.id), Some(a3.id), None]);
+    let _ = a4;
+}
+
+async fn two_workers_race_for_one_job(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let mut workers = vec![f.worker.clone()];
+    for i in 2..=4 {
+        workers.push(t.create_worker(&format!("w{i}")).await.unwrap().0);
+    }
+    for round in 0..5 {
+        let s = t.submit(&entry(&team, &f, round)).await.unwrap();
+        let mut tasks = Vec::new();
+        for w in &workers {
+            let (store, id) = (t.store.clone(), w.id);
+            tasks.push(tokio::spawn(async move {
+                store.take_job(id, LEASE, None).await
+            }));
+        }
+        let mut won = Vec::new();
+        for (w, task) in workers.iter().zip(tasks) {
+            if let Some(job) = task.await.unwrap().unwrap() {
+                won.push((w.id, job));
+            }
+        }
+        assert_eq!(won.len(), 1, "round {round}: {won:?}");
+        let (w, job) = &won[0];
+        assert_eq!(job.attempt.submission, s.id);
+        let attempts = t.attempts(s.id).await.unwrap();
+        assert_eq!(attempts.len(), 1);
+        assert_eq!(attempts[0].worker, *w);
+        t.report(*w, job.attempt, &failed()).await.unwrap();
+    }
+}
+
+async fn many_workers_never_break_the_team_cap(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let mut teams = Vec::new();
+    for name in ["x", "y", "z"] {
+        let tm = team(t, &f, name).await;
+        for n in 0..3 {
+            t.submit(&entry(&tm, &f, n)).await.unwrap();
+            t.clock.advance(Duration::milliseconds(1));
+        }
+        teams.push(tm);
+    }
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let (w, _) = t.create_worker(&format!("racer{i}")).await.unwrap();
+        let store = t.store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(j) = store.take_job(w.id, LEASE, None).await.unwrap() {
+                got.push(j);
+            }
+            got
+        }));
+    }
+    let mut per_team: HashMap<TeamId, usize> = HashMap::new();
+    let mut total = 0;
+    for task in tasks {
+        for j in task.await.unwrap() {
+            *per_team.entry(j.team).or_default() += 1;
+            total += 1;
+        }
+    }
+    // One running per team (the cap), each team's oldest.
+    assert_eq!(total, 3);
+    assert!(per_team.values().all(|&n| n == 1), "{per_team:?}");
+    for tm in &teams {
+        let subs = t.submissions(tm.id, f.phase.id).await.unwrap();
+        let states: Vec<_> = subs.iter().map(|s| s.state).collect();
+        assert_eq!(states, [State::Running, State::Queued, State::Queued]);
+    }
+}
+
+async fn lapsed_lease_errors_and_requeues(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let s = t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let j1 = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.clock.advance(Duration::seconds(60));
+    // Not lapsed until after its deadline.
+    assert_eq!(t.reconcile().await.unwrap(), Reconciled::default());
+    t.clock.advance(Duration::seconds(1));
+    let r = t.reconcile().await.unwrap();
+    assert_eq!(r.lost, [j1.attempt]);
+    assert_eq!(r.requeued, [s.id]);
+    assert!(r.gave_up.is_empty());
+    let sub = t.submission(s.id).await.unwrap();
+    assert_eq!((sub.state, sub.attempt), (State::Queued, 1));
+    let h = t.history(s.id).await.unwrap();
+    assert_eq!(
+        h[2..]
+            .iter()
+            .map(|e| (e.from, e.to, e.reason.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (
+                Some(State::Running),
+                State::Error,
+                Reason::WorkerLost {
+                    worker: f.worker.id,
+                    attempt: 1
+                }
+            ),
+            (
+                Some(State::Error),
+                State::Queued,
+                Reason::Retry { next_attempt: 2 }
+            ),
+        ]
+    );
+    // The lost worker's late heartbeat and report are refused.
+    assert!(matches!(
+        t.heartbeat(f.worker.id, j1.attempt, LEASE).await,
+        Err(Error::AttemptRefused { .. })
+    ));
+    let (w2, _) = t.create_worker("w2").await.unwrap();
+    let j2 = t.take_job(w2.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j2.attempt.number, 2);
+    match t
+        .report(
+            f.worker.id,
+            j1.attempt,
+            &scored(&[("score", 1.0, Better::Higher)]),
+        )
+        .await
+    {
+        Err(Error::AttemptRefused { why, .. }) => assert!(why.contains("already ended"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    t.report(
+        w2.id,
+        j2.attempt,
+        &scored(&[("score", 0.5, Better::Higher)]),
+    )
+    .await
+    .unwrap();
+    let attempts = t.attempts(s.id).await.unwrap();
+    assert_eq!(
+        attempts.iter().map(|a| a.outcome).collect::<Vec<_>>(),
+        [Some(Outcome::Error), Some(Outcome::Scored)]
+    );
+    assert_eq!(t.submission(s.id).await.unwrap().state, State::Scored);
+}
+
+async fn a_result_is_accepted_once(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let s = t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    let (w2, _) = t.create_worker("w2").await.unwrap();
+    let report = scored(&[("score", 0.75, Better::Higher)]);
+    // Not another worker's to report.
+    assert!(matches!(
+        t.report(w2.id, j.attempt, &report).await,
+        Err(Error::AttemptRefused { .. })
+    ));
+    // Nor an attempt that does not exist.
+    let wrong = AttemptKey {
+        submission: s.id,
+        number: 2,
+    };
+    assert!(matches!(
+        t.report(f.worker.id, wrong, &report).await,
+        Err(Error::AttemptRefused { .. })
+    ));
+    // Invalid reports change nothing.
+    let mut bad = report.clone();
+    bad.result_json = Some("{not json".into());
+    assert!(matches!(
+        t.report(f.worker.id, j.attempt, &bad).await,
+        Err(Error::Invalid { .. })
+    ));
+    bad = report.clone();
+    bad.figures[0].value = Some(f64::NAN);
+    assert!(matches!(
+        t.report(f.worker.id, j.attempt, &bad).await,
+        Err(Error::Invalid { .. })
+    ));
+    bad = report.clone();
+    bad.figures.clear();
+    assert!(matches!(
+        t.report(f.worker.id, j.attempt, &bad).await,
+        Err(Error::Invalid { .. })
+    ));
+    // Reported after the lease lapsed, before the reconciler: still accepted.
+    t.clock.advance(Duration::minutes(5));
+    // Two reports of the same attempt at once: exactly one is accepted.
+    let (s1, s2) = (t.store.clone(), t.store.clone());
+    let (r1, r2) = (report.clone(), failed());
+    let wid = f.worker.id;
+    let key = j.attempt;
+    let (a, b) = tokio::join!(
+        tokio::spawn(async move { s1.report(wid, key, &r1).await }),
+        tokio::spawn(async move { s2.report(wid, key, &r2).await }),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(a.is_ok() != b.is_ok(), "{a:?} {b:?}");
+    let refused = if a.is_ok() { b } else { a };
+    assert!(matches!(refused, Err(Error::AttemptRefused { .. })));
+    assert_eq!(t.results(s.id).await.unwrap().len(), 1);
+    // And again, later.
+    match t.report(f.worker.id, j.attempt, &report).await {
+        Err(Error::AttemptRefused { why, .. }) => assert!(why.contains("accepted once"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.reconcile().await.unwrap(), Reconciled::default());
+    // The store's unique index refuses a second live result whatever the caller does.
+    let mut tx = t.store.db.write().await.unwrap();
+    let e = tx
+        .execute(
+            "INSERT INTO results (id, submission_id, attempt, outcome, result_json, \
+             scorer_version, judge_version, created_at) \
+             VALUES ($1, $2, 1, 'failed', '{}', 'x', 'y', 0)",
+            crate::db::args![ResultId::new(), s.id],
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_unique_violation(), "{e}");
+}
+
+async fn heartbeats_extend_the_lease(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let start = t.now();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.clock.advance(Duration::seconds(50));
+    let until = t.heartbeat(f.worker.id, j.attempt, LEASE).await.unwrap();
+    assert_eq!(until, start + Duration::seconds(110));
+    t.clock.set(start + Duration::seconds(100));
+    assert!(t.reconcile().await.unwrap().lost.is_empty());
+    t.clock.set(start + Duration::seconds(111));
+    assert_eq!(t.reconcile().await.unwrap().lost, [j.attempt]);
+    let w = t.worker(f.worker.id).await.unwrap();
+    assert_eq!(w.last_seen_at, Some(start + Duration::seconds(50)));
+}
+
+async fn judge_errors_retry_then_stay(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let s = t.submit(&entry(&team, &f, 1)).await.unwrap();
+    // Attempt 1: the judge fails; attempt 2: the worker is lost; attempt 3: judge again.
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(f.worker.id, j.attempt, &judge_error())
+        .await
+        .unwrap();
+    assert_eq!(t.submission(s.id).await.unwrap().state, State::Queued);
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.number, 2);
+    t.clock.advance(Duration::minutes(2));
+    assert_eq!(t.reconcile().await.unwrap().requeued, [s.id]);
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.number, 3);
+    t.clock.advance(Duration::minutes(2));
+    let r = t.reconcile().await.unwrap();
+    assert_eq!((r.requeued.len(), r.gave_up.clone()), (0, vec![s.id]));
+    assert_eq!(t.submission(s.id).await.unwrap().state, State::Error);
+    assert_eq!(t.take_job(f.worker.id, LEASE, None).await.unwrap(), None);
+    let h = t.history(s.id).await.unwrap();
+    assert!(matches!(
+        &h[2].reason,
+        Reason::JudgeError { message, attempt: 1, .. } if message == "disk full"
+    ));
+    // An organiser may queue it once more.
+    t.requeue(s.id, None, "data fixed").await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.number, 4);
+    assert_eq!(t.results(s.id).await.unwrap().len(), 1);
+}
+
+async fn workers_and_challenge_filters(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let other = ["cpsc2021".to_owned()];
+    assert_eq!(
+        t.take_job(f.worker.id, LEASE, Some(&other)).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        t.take_job(f.worker.id, LEASE, Some(&[])).await.unwrap(),
+        None
+    );
+    t.set_worker_disabled(f.worker.id, true).await.unwrap();
+    assert!(matches!(
+        t.take_job(f.worker.id, LEASE, None).await,
+        Err(Error::WorkerDisabled(_))
+    ));
+    assert!(matches!(
+        t.take_job(WorkerId::new(), LEASE, None).await,
+        Err(Error::NotFound { .. })
+    ));
+    t.set_worker_disabled(f.worker.id, false).await.unwrap();
+    let mine = [f.challenge.clone(), "cpsc2021".to_owned()];
+    assert!(
+        t.take_job(f.worker.id, LEASE, Some(&mine))
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+async fn rescoring_keeps_the_old_result(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let s = t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(
+        f.worker.id,
+        j.attempt,
+        &scored(&[("score", 0.5, Better::Higher)]),
+    )
+    .await
+    .unwrap();
+    let mut new = scored(&[("score", 0.625, Better::Higher)]);
+    new.scorer_version = "score 0.2.0".into();
+    t.replace_result(j.attempt, &new).await.unwrap();
+    let rs = t.results(s.id).await.unwrap();
+    assert_eq!(rs.len(), 2);
+    assert!(rs[0].replaced && !rs[1].replaced);
+    assert_eq!(rs[1].figures[0].value, Some(0.625));
+    assert_eq!(rs[1].scorer_version, "score 0.2.0");
+    assert!(matches!(
+        t.replace_result(j.attempt, &failed()).await,
+        Err(Error::Invalid { .. })
+    ));
+    let lb = t.leaderboard(f.phase.id).await.unwrap();
+    assert_eq!(lb.rows[0].figures[0].value, Some(0.625));
+    // Selection: only a scored submission, one per team and phase.
+    t.select(s.id).await.unwrap();
+    assert!(t.submission(s.id).await.unwrap().selected);
+    let q = t.submit(&entry(&team, &f, 2)).await.unwrap();
+    assert!(matches!(t.select(q.id).await, Err(Error::Invalid { .. })));
+}
+
+async fn listings_counts_and_positions(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let tm = if n % 2 == 0 { &a } else { &b };
+        ids.push(t.submit(&entry(tm, &f, n)).await.unwrap().id);
+        if n != 3 {
+            // Two at the same microsecond: the id breaks the tie.
+            t.clock.advance(Duration::seconds(1));
+        }
+    }
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.submission, ids[0]);
+    assert_eq!(t.queue_position(ids[0]).await.unwrap(), None);
+    let mut positions = [ids[1], ids[2], ids[3], ids[4]];
+    if ids[3] > ids[4] {
+        positions.swap(2, 3);
+    }
+    for (i, id) in positions.iter().enumerate() {
+        assert_eq!(t.queue_position(*id).await.unwrap(), Some(i as u32 + 1));
+    }
+    let counts = t.state_counts(Some(&f.challenge)).await.unwrap();
+    assert_eq!(
+        counts,
+        [
+            (State::Queued, 4),
+            (State::Running, 1),
+            (State::Scored, 0),
+            (State::Failed, 0),
+            (State::Error, 0),
+            (State::Withdrawn, 0),
+        ]
+    );
+    assert_eq!(
+        t.state_counts(Some("other")).await.unwrap()[0],
+        (State::Queued, 0)
+    );
+    assert_eq!(t.state_counts(None).await.unwrap()[0], (State::Queued, 4));
+    // Pages of two, newest first.
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = t
+            .challenge_submissions(&f.challenge, after, 2)
+            .await
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        assert!(page.len() <= 2);
+        after = page.last().map(|s| s.id);
+        seen.extend(page.iter().map(|s| s.id));
+    }
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    if ids[3] > ids[4] {
+        newest_first.swap(0, 1);
+    }
+    assert_eq!(seen, newest_first);
+    let unfinished: Vec<_> = t
+        .unfinished(f.phase.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(unfinished[0], ids[0]);
+    assert_eq!(unfinished[1..], positions);
+    t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+    assert_eq!(t.unfinished(f.phase.id).await.unwrap().len(), 4);
+}
+
+async fn a_late_report_races_the_reconciler(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    for n in 0..6 {
+        let s = t.submit(&entry(&team, &f, n)).await.unwrap();
+        let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+        t.clock.advance(Duration::minutes(2));
+        let (s1, s2) = (t.store.clone(), t.store.clone());
+        let (wid, key) = (f.worker.id, j.attempt);
+        let (reported, reconciled) = tokio::join!(
+            tokio::spawn(async move {
+                s1.report(wid, key, &scored(&[("score", 0.5, Better::Higher)]))
+                    .await
+            }),
+            tokio::spawn(async move { s2.reconcile().await }),
+        );
+        let (reported, reconciled) = (reported.unwrap(), reconciled.unwrap().unwrap());
+        // Either the report came first and the reconciler found nothing, or the
+        // reconciler ended the attempt and the report was refused.
+        let sub = t.submission(s.id).await.unwrap();
+        match reported {
+            Ok(_) => {
+                assert!(reconciled.lost.is_empty(), "round {n}");
+                assert_eq!(sub.state, State::Scored);
+            }
+            Err(Error::AttemptRefused { .. }) => {
+                assert_eq!(reconciled.lost, [key], "round {n}");
+                assert_eq!(sub.state, State::Queued);
+                assert!(t.results(s.id).await.unwrap().is_empty());
+                // Clear the queue for the next round.
+                let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+                t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+            }
+            Err(e) => panic!("round {n}: {e}"),
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! Users, workers and API tokens.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier, phc::PasswordHash};
+
+use crate::db::{Row, args};
+use crate::manifest::{hex, sha256_hex};
+use crate::{Error, Principal, Role, Store, User, UserId, Worker, WorkerId, opt_time, time, us};
+
+/// A token as issued: shown once, then only its hash is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewToken {
+    /// The secret to give its holder (`pj_` and 64 hex digits: 32 random bytes).
+    pub token: String,
+    /// Its sha256 (lower-case hex), the key it is stored under.
+    pub hash: String,
+}
+
+impl NewToken {
+    fn generate() -> Result<NewToken, Error> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
+        let token = format!("pj_{}", hex(&bytes));
+        let hash = sha256_hex(token.as_bytes());
+        Ok(NewToken { token, hash })
+    }
+}
+
+const USER_COLUMNS: &str = "id, name, role, password_hash IS NOT NULL AS has_password, created_at";
+
+pub(crate) fn user_from(r: &Row) -> Result<User, Error> {
+    Ok(User {
+        id: UserId::parse_stored(&r.get::<String>("id")?)?,
+        name: r.get("name")?,
+        role: Role::parse_stored(&r.get::<String>("role")?)?,
+        has_password: r.get("has_password")?,
+        created_at: time(r.get("created_at")?)?,
+    })
+}
+
+const WORKER_COLUMNS: &str = "id, name, created_at, last_seen_at, disabled";
+
+pub(crate) fn worker_from(r: &Row) -> Result<Worker, Error> {
+    Ok(Worker {
+        id: WorkerId::parse_stored(&r.get::<String>("id")?)?,
+        name: r.get("name")?,
+        created_at: time(r.get("created_at")?)?,
+        last_seen_at: opt_time(r.get("last_seen_at")?)?,
+        disabled: r.get("disabled")?,
+    })
+}
+
+pub(crate) fn nonempty(field: &'static str, s: &str) -> Result<(), Error> {
+    if s.trim().is_empty() {
+        return Err(Error::Invalid {
+            field,
+            problem: "empty".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+async fn hash_password(password: String) -> Result<String, Error> {
+    tokio::task::spawn_blocking(move || {
+        Argon2::default()
+            .hash_password(password.as_bytes())
+            .map(|h| h.to_string())
+            .map_err(|e| Error::Password(e.to_string()))
+    })
+    .await
+    .map_err(|e| Error::Password(e.to_string()))?
+}
+
+impl Store {
+    /// A new user; with a password, its argon2id hash is stored (never the password).
+    pub async fn create_user(
+        &self,
+        name: &str,
+        role: Role,
+        password: Option<&str>,
+    ) -> Result<User, Error> {
+        nonempty("user name", name)?;
+        let hash = match password {
+            Some(p) => Some(hash_password(p.to_owned()).await?),
+            None => None,
+        };
+        let id = UserId::new();
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO users (id, name, role, password_hash, created_at) \
+                         VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"
+                    ),
+                    args![id, name, role, hash, us(self.now())],
+                )
+                .await
+                .map_err(|e| exists(e, "user", name))?;
+            let user = user_from(&r)?;
+            Ok(user)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Sets (or, with `None`, removes) a user's password.
+    pub async fn set_password(&self, user: UserId, password: Option<&str>) -> Result<(), Error> {
+        let hash = match password {
+            Some(p) => Some(hash_password(p.to_owned()).await?),
+            None => None,
+        };
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE users SET password_hash = $2 WHERE id = $1",
+                    args![user, hash],
+                )
+                .await?;
+            if n == 0 {
+                return Err(not_found("user", user));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    pub async fn user(&self, id: UserId) -> Result<User, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("user", id))?;
+            user_from(&r)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    pub async fn user_by_name(&self, name: &str) -> Result<User, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE name = $1"),
+                    args![name],
+                )
+                .await?
+                .ok_or_else(|| not_found("user", name))?;
+            user_from(&r)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// The user with this name and password; [`Error::BadCredentials`] for a wrong
+    /// name, a wrong password or a user without one alike.
+    pub async fn check_password(&self, name: &str, password: &str) -> Result<User, Error> {
+        let mut tx = self.db.read().await?;
+        let row = tx
+            .fetch_optional(
+                &format!("SELECT {USER_COLUMNS}, password_hash FROM users WHERE name = $1"),
+                args![name],
+            )
+            .await?;
+        tx.commit().await?;
+        let Some(row) = row else {
+            return Err(Error::BadCredentials);
+        };
+        let Some(stored) = row.get::<Option<String>>("password_hash")? else {
+            return Err(Error::BadCredentials);
+        };
+        let password = password.to_owned();
+        let ok = tokio::task::spawn_blocking(move || {
+            let parsed = PasswordHash::new(&stored)
+                .map_err(|e| Error::Corrupt(format!("stored password hash: {e}")))?;
+            Ok::<bool, Error>(
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok(),
+            )
+        })
+        .await
+        .map_err(|e| Error::Password(e.to_string()))??;
+        if ok {
+            user_from(&row)
+        } else {
+            Err(Error::BadCredentials)
+        }
+    }
+
+    /// A new API token for a user, with a label of the caller's choosing.
+    pub async fn issue_token(&self, user: UserId, label: &str) -> Result<NewToken, Error> {
+        let t = NewToken::generate()?;
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            tx.execute(
+                "INSERT INTO api_tokens (hash, kind, user_id, label, created_at) \
+                 VALUES ($1, 'user', $2, $3, $4)",
+                args![&t.hash, user, label, us(self.now())],
+            )
+            .await
+            .map_err(|e| missing(e, "user", user))?;
+            Ok(t)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// A new worker and its token (good only for the queue's functions).
+    pub async fn create_worker(&self, name: &str) -> Result<(Worker, NewToken), Error> {
+        nonempty("worker name", name)?;
+        let t = NewToken::generate()?;
+        let id = WorkerId::new();
+        let now = us(self.now());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "INSERT INTO workers (id, name, created_at) VALUES ($1, $2, $3) \
+                         RETURNING {WORKER_COLUMNS}"
+                    ),
+                    args![id, name, now],
+                )
+                .await
+                .map_err(|e| exists(e, "worker", name))?;
+            let worker = worker_from(&r)?;
+            tx.execute(
+                "INSERT INTO api_tokens (hash, kind, worker_id, label, created_at) \
+                 VALUES ($1, 'worker', $2, $3, $4)",
+                args![&t.hash, id, name, now],
+            )
+            .await?;
+            Ok((worker, t))
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    pub async fn worker(&self, id: WorkerId) -> Result<Worker, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_optional(
+                    &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
+                    args![id],
+                )
+                .await?
+                .ok_or_else(|| not_found("worker", id))?;
+            worker_from(&r)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Every worker, by name.
+    pub async fn workers(&self) -> Result<Vec<Worker>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!("SELECT {WORKER_COLUMNS} FROM workers ORDER BY name"),
+                args![],
+            )
+            .await?
+            .iter()
+            .map(worker_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Disables (or enables again) a worker: a disabled one may not take jobs, heartbeat
+    /// or report.
+    pub async fn set_worker_disabled(&self, id: WorkerId, disabled: bool) -> Result<(), Error> {
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE workers SET disabled = $2 WHERE id = $1",
+                    args![id, disabled],
+                )
+                .await?;
+            if n == 0 {
+                return Err(not_found("worker", id));
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Who a token speaks for: looked up by its sha256; [`Error::BadToken`] if unknown
+    /// or revoked.
+    pub async fn authenticate(&self, token: &str) -> Result<Principal, Error> {
+        let hash = sha256_hex(token.as_bytes());
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let Some(r) = tx
+                .fetch_optional(
+                    "SELECT kind, user_id, worker_id FROM api_tokens \
+                     WHERE hash = $1 AND revoked_at IS NULL",
+                    args![&hash],
+                )
+                .await?
+            else {
+                return Err(Error::BadToken);
+            };
+            let kind: String = r.get("kind")?;
+            let principal = match kind.as_str() {
+                "user" => {
+                    let id: Option<String> = r.get("user_id")?;
+                    let id = UserId::parse_stored(id.as_deref().unwrap_or(""))?;
+                    let u = tx
+                        .fetch_one(
+                            &format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1"),
+                            args![id],
+                        )
+                        .await?;
+                    Principal::User(user_from(&u)?)
+                }
+                "worker" => {
+                    let id: Option<String> = r.get("worker_id")?;
+                    let id = WorkerId::parse_stored(id.as_deref().unwrap_or(""))?;
+                    let w = tx
+                        .fetch_one(
+                            &format!("SELECT {WORKER_COLUMNS} FROM workers WHERE id = $1"),
+                            args![id],
+                        )
+                        .await?;
+                    Principal::Worker(worker_from(&w)?)
+                }
+                other => return Err(Error::Corrupt(format!("token kind {other:?}"))),
+            };
+            Ok(principal)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Revokes a token (it stays recorded). Unknown tokens are [`Error::BadToken`].
+    pub async fn revoke_token(&self, token: &str) -> Result<(), Error> {
+        let hash = sha256_hex(token.as_bytes());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let n = tx
+                .execute(
+                    "UPDATE api_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
+                    args![&hash, us(self.now())],
+                )
+                .await?;
+            if n == 0 {
+                return Err(Error::BadToken);
+            }
+            Ok(())
+        })
+        .await;
+        tx.finish(r).await
+    }
+}
+
+pub(crate) fn not_found(what: &'static str, id: impl std::fmt::Display) -> Error {
+    Error::NotFound {
+        what,
+        id: id.to_string(),
+    }
+}
+
+/// A unique violation as [`Error::Exists`].
+pub(crate) fn exists(e: Error, what: &'static str, value: &str) -> Error {
+    if e.is_unique_violation() {
+        Error::Exists {
+            what,
+            value: value.to_owned(),
+        }
+    } else {
+        e
+    }
+}
+
+/// A foreign-key violation as [`Error::NotFound`].
+pub(crate) fn missing(e: Error, what: &'static str, id: impl std::fmt::Display) -> Error {
+    if e.db().is_some_and(|d| d.is_foreign_key_violation()) {
+        not_found(what, id)
+    } else {
+        e
+    }
+}
