@@ -39,9 +39,9 @@ const FRAME_GUESS: usize = 128 << 10;
 /// Bytes scanned at a time for the next sync code.
 const SCAN: usize = 64 << 10;
 
-/// A bisection stops when the frame sought lies within this many bytes: decoding them is
-/// cheaper than more probes.
-const BISECT_STOP: u64 = 256 << 10;
+/// A bisection stops when the frame sought lies within this many bytes (or two of the
+/// stream's largest frames): decoding them is cheaper than more probes.
+const BISECT_STOP: u64 = 32 << 10;
 
 /// The fields of STREAMINFO that reading needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,12 +113,14 @@ impl<'a> Window<'a> {
     }
 
     /// The bytes from `off` on: at least `want` of them, or all up to the end of the file.
-    fn at(&mut self, off: u64, want: usize) -> Result<&[u8], WfdbError> {
+    /// When they are not held, `load` bytes (at least `want`) are read from `off`: a
+    /// large window when decoding frame after frame, little when probing.
+    fn at(&mut self, off: u64, want: usize, load: usize) -> Result<&[u8], WfdbError> {
         let off = off.min(self.len);
         let end = off.saturating_add(want as u64).min(self.len);
         let held = self.start..self.start + self.bytes.len() as u64;
         if off < held.start || end > held.end {
-            let n = (want.max(WINDOW) as u64).min(self.len - off) as usize;
+            let n = (want.max(load) as u64).min(self.len - off) as usize;
             self.bytes.resize(n, 0);
             read_exact_at(self.file, &mut self.bytes, off).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -381,7 +383,7 @@ impl<'a> Stream<'a> {
             format,
         };
         let mut win = Window::new(&stream);
-        stream.variable = parse_frame_header(win.at(frames, 64)?).map(|h| h.variable);
+        stream.variable = parse_frame_header(win.at(frames, 64, 64)?).map(|h| h.variable);
         Ok(stream)
     }
 
@@ -409,16 +411,18 @@ impl<'a> Stream<'a> {
     }
 
     /// Decodes the frame at byte `off`: its header, its samples and its length in bytes.
+    /// `load` is what to read ahead when the window does not hold the frame.
     fn frame_at(
         &self,
         win: &mut Window<'_>,
         off: u64,
         buffer: Vec<i32>,
+        load: usize,
     ) -> Result<(FrameHeader, Block, u64), FrameProblem> {
         let mut want = FRAME_GUESS.max(self.info.max_frame as usize + 64);
         let mut buffer = Some(buffer);
         loop {
-            let bytes = win.at(off, want).map_err(FrameProblem::Io)?;
+            let bytes = win.at(off, want, load).map_err(FrameProblem::Io)?;
             let held = bytes.len();
             let Some(header) = parse_frame_header(bytes) else {
                 return Err(if held < 16 && off + (held as u64) == self.len {
@@ -460,18 +464,22 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// The first frame that starts at or after byte `from` and before `limit`, checked by
-    /// decoding it: its offset and first sample.
+    /// The first frame that starts at or after byte `from` and before `limit`: its offset
+    /// and first sample. Its header must check out (CRC-8) and fit the stream, with a
+    /// first sample of at least `min_sample`; with `verify`, the frame must also decode
+    /// (CRC-16), which costs a frame's decoding per probe.
     fn next_frame(
         &self,
         win: &mut Window<'_>,
         from: u64,
         limit: u64,
+        min_sample: u64,
+        verify: bool,
     ) -> Result<Option<(u64, u64)>, WfdbError> {
         let mut pos = from.max(self.frames);
         let limit = limit.min(self.len);
         while pos < limit {
-            let bytes = win.at(pos, SCAN)?;
+            let bytes = win.at(pos, SCAN, SCAN)?;
             let n = bytes.len().min(SCAN).min((limit - pos) as usize);
             let mut candidates = Vec::new();
             for i in 0..n {
@@ -479,12 +487,17 @@ impl<'a> Stream<'a> {
                     && bytes.get(i + 1).is_some_and(|&b| b & 0xFE == 0xF8)
                     && let Some(h) = parse_frame_header(&bytes[i..])
                     && self.fits(&h)
+                    && self.first_sample(&h) >= min_sample
+                    && (self.info.total == 0 || self.first_sample(&h) < self.info.total)
                 {
                     candidates.push((pos + i as u64, h));
                 }
             }
             for (at, h) in candidates {
-                match self.frame_at(win, at, Vec::new()) {
+                if !verify {
+                    return Ok(Some((at, self.first_sample(&h))));
+                }
+                match self.frame_at(win, at, Vec::new(), SCAN) {
                     Ok(_) => return Ok(Some((at, self.first_sample(&h)))),
                     Err(FrameProblem::Io(e)) => return Err(e),
                     Err(_) => {}
@@ -496,10 +509,25 @@ impl<'a> Stream<'a> {
     }
 
     /// A frame that starts at or before `sample` (as close to it as the seek table and a
-    /// bisection find): its byte offset and first sample.
-    fn locate(&self, win: &mut Window<'_>, sample: u64) -> Result<(u64, u64), WfdbError> {
+    /// bisection find): its byte offset and first sample. Probes check headers only
+    /// unless `verify`: a false sync code that passes (its CRC-8 and fields fitting the
+    /// stream by chance), or a wrong seek point, is caught when decoding from the result
+    /// fails, and the search is then run again verifying every probe.
+    fn locate(
+        &self,
+        win: &mut Window<'_>,
+        sample: u64,
+        verify: bool,
+    ) -> Result<(u64, u64), WfdbError> {
         let (mut lo, mut lo_sample, mut hi) = (self.frames, 0, self.len);
-        for &(s, at) in &self.seek_points {
+        // A verifying search trusts no seek table: a damaged one may have sent the first
+        // search astray.
+        let points = if verify {
+            &[][..]
+        } else {
+            &self.seek_points[..]
+        };
+        for &(s, at) in points {
             if s <= sample {
                 (lo, lo_sample) = (at, s);
             } else {
@@ -510,13 +538,13 @@ impl<'a> Stream<'a> {
         let stop = BISECT_STOP.max(2 * u64::from(self.info.max_frame));
         while hi - lo > stop {
             // Done when the frame at `lo` holds the sample.
-            if let Some(h) = parse_frame_header(win.at(lo, 32)?)
+            if let Some(h) = parse_frame_header(win.at(lo, 32, SCAN)?)
                 && sample < lo_sample + u64::from(h.block)
             {
                 break;
             }
             let mid = lo + (hi - lo) / 2;
-            match self.next_frame(win, mid, hi)? {
+            match self.next_frame(win, mid, hi, lo_sample, verify)? {
                 Some((at, first)) if first <= sample && at > lo => (lo, lo_sample) = (at, first),
                 _ => hi = mid,
             }
@@ -536,7 +564,7 @@ impl<'a> Stream<'a> {
         );
         let mut win = Window::new(self);
         let from = self.len.saturating_sub(2 * bound).max(self.frames);
-        let Some((mut off, mut next)) = self.next_frame(&mut win, from, self.len)? else {
+        let Some((mut off, mut next)) = self.next_frame(&mut win, from, self.len, 0, true)? else {
             return Err(err(
                 self.name,
                 from,
@@ -545,7 +573,7 @@ impl<'a> Stream<'a> {
         };
         while off < self.len {
             let (_, block, used) = self
-                .frame_at(&mut win, off, Vec::new())
+                .frame_at(&mut win, off, Vec::new(), WINDOW)
                 .map_err(|p| self.problem(off, next, p))?;
             next += u64::from(block.duration());
             off += used;
@@ -584,7 +612,9 @@ impl<'a> Stream<'a> {
             return Ok(());
         }
         let mut win = Window::new(self);
-        let (mut off, mut next) = self.locate(&mut win, from)?;
+        let (mut off, mut next) = self.locate(&mut win, from, false)?;
+        // Whether the frame at `off` is where a search by headers alone ended.
+        let mut unverified = off != self.frames;
         let mut buffer = Vec::new();
         while next < to {
             if off >= self.len {
@@ -597,9 +627,18 @@ impl<'a> Stream<'a> {
                     ),
                 ));
             }
-            let (header, block, used) = self
-                .frame_at(&mut win, off, std::mem::take(&mut buffer))
-                .map_err(|p| self.problem(off, next, p))?;
+            let (header, block, used) =
+                match self.frame_at(&mut win, off, std::mem::take(&mut buffer), WINDOW) {
+                    Ok(frame) => frame,
+                    Err(FrameProblem::Bad(_)) if unverified => {
+                        // A false sync code fooled the search: search again, verifying.
+                        (off, next) = self.locate(&mut win, from, true)?;
+                        unverified = false;
+                        continue;
+                    }
+                    Err(p) => return Err(self.problem(off, next, p)),
+                };
+            unverified = false;
             let first = self.first_sample(&header);
             let bits = header.bits.unwrap_or(self.info.bits);
             let wrong = if header.channels != self.info.channels {
@@ -790,7 +829,10 @@ mod tests {
         let mut off = frames_at;
         while off < stream.len {
             offsets.push(off - frames_at);
-            let (_, _, used) = stream.frame_at(&mut win, off, Vec::new()).ok().unwrap();
+            let (_, _, used) = stream
+                .frame_at(&mut win, off, Vec::new(), WINDOW)
+                .ok()
+                .unwrap();
             off += used;
         }
         assert_eq!(offsets.len(), frames);
@@ -822,6 +864,24 @@ mod tests {
                 "{from}..{to}: {n} frames decoded with a seek table"
             );
         }
+
+        // A damaged seek table (every offset 7 bytes off, into a frame's middle): the
+        // first search lands where no frame starts, and the verifying one reads right.
+        let mut damaged = with_table.clone();
+        let table_at = 4 + 4 + 34 + 4;
+        for p in damaged[table_at..table_at + table.len() - 18].chunks_exact_mut(18) {
+            let off = u64::from_be_bytes(p[8..16].try_into().unwrap()) + 7;
+            p[8..16].copy_from_slice(&off.to_be_bytes());
+        }
+        std::fs::write(&path, &damaged).unwrap();
+        let file = File::open(&path).unwrap();
+        let stream = Stream::open(&file, &name, Format::F516, 4).unwrap();
+        // Sample 524_388 lies in frame 128, whose seek point is off: the search by headers
+        // ends at that point.
+        let (got, _) = read(&stream, 1, 524_388, 524_500);
+        assert!(got == data[1][524_388..524_500]);
+        let (got, _) = read(&stream, 1, 550_000, 550_100);
+        assert!(got == data[1][550_000..550_100]);
 
         // STREAMINFO's length zeroed (unknown): the length comes from the last frame.
         let mut unknown = bytes.clone();

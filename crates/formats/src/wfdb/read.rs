@@ -482,13 +482,42 @@ impl Record {
                 wanted_in[g].push((pos, s));
             }
         }
-        for (g, wanted) in groups.into_iter().zip(wanted_in) {
-            if wanted.is_empty() {
-                continue;
-            }
-            let samples =
-                self.read_group::<T>(specs, g.clone(), &wanted, range.clone(), sig_len)?;
-            for ((pos, s), d) in wanted.into_iter().zip(samples) {
+        let jobs: Vec<GroupRead> = groups
+            .into_iter()
+            .zip(wanted_in)
+            .filter(|(_, wanted)| !wanted.is_empty())
+            .collect();
+        let read = |(g, wanted): &GroupRead| {
+            self.read_group::<T>(specs, g.clone(), wanted, range.clone(), sig_len)
+        };
+        // FLAC files decode slowly enough that several of them (a 12-lead record has at
+        // least two) are worth decoding at once, from a part's worth of samples on
+        // (below that, starting threads cost more than they saved on a busy machine).
+        let frames = (range.end - range.start) as usize;
+        let samples: usize = selected
+            .iter()
+            .map(|&s| frames * specs[s].effective_samples_per_frame() as usize)
+            .sum();
+        let flac_files = jobs.len() > 1
+            && max_threads() > 1
+            && samples >= FLAC_PART_SAMPLES
+            && jobs.iter().all(|(g, _)| specs[g.start].format.is_flac());
+        let results: Vec<Result<Vec<Vec<T>>, WfdbError>> = if flac_files {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = jobs
+                    .iter()
+                    .map(|job| scope.spawn(move || read(job)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        } else {
+            jobs.iter().map(read).collect()
+        };
+        for ((_, wanted), samples) in jobs.into_iter().zip(results) {
+            for ((pos, s), d) in wanted.into_iter().zip(samples?) {
                 out[pos] = Some((s, d));
             }
         }
@@ -791,6 +820,14 @@ const CHUNK_SAMPLES: usize = 32 * 1024;
 /// starting a thread; reads shorter than two parts stay on the calling thread.
 const PART_SAMPLES: usize = 1 << 20;
 
+/// One signal file to read: its signals, and the wanted ones among them as (position in
+/// the selection, signal).
+type GroupRead = (Range<usize>, Vec<(usize, usize)>);
+
+/// Samples (all wanted signals together) per part of a FLAC read decoded on a thread of
+/// its own: about a millisecond of decoding.
+const FLAC_PART_SAMPLES: usize = 1 << 17;
+
 /// Most threads one read uses.
 const MAX_THREADS: usize = 8;
 
@@ -808,6 +845,9 @@ fn max_threads() -> usize {
 /// What a read returns per sample: the stored (digital) value as `i32`, or the physical
 /// value as `f64`.
 trait Sample: Copy + Send + Sync + 'static {
+    /// All bits zero: `vec![ZERO; n]` asks the allocator for zeroed memory, which fresh
+    /// pages already are, so allocating writes nothing.
+    const ZERO: Self;
     /// How one signal's digital values convert.
     type Conv: Copy + Send + Sync;
     fn conv_for(calibration: &Calibration) -> Self::Conv;
@@ -824,6 +864,7 @@ trait WithConv<T> {
 }
 
 impl Sample for i32 {
+    const ZERO: i32 = 0;
     type Conv = ();
     fn conv_for(_: &Calibration) {}
     #[inline(always)]
@@ -837,6 +878,7 @@ impl Sample for i32 {
 }
 
 impl Sample for f64 {
+    const ZERO: f64 = 0.0;
     type Conv = Physical;
     fn conv_for(c: &Calibration) -> Physical {
         Physical::of(c)
@@ -1474,17 +1516,21 @@ fn read_flac<T: Sample>(
         }
         let conv = T::conv_for(&calibration(spec, 0));
         let len = (n_frames * spf) as usize;
-        let mut out = output::<T>(len);
-        out.resize(len, T::conv(conv, padding));
+        // Zeroed, not filled: decoding writes the samples the stream fills (a fill
+        // first cost a pass over the whole output), padding the rest.
+        let mut out = vec![T::ZERO; len];
+        out[filled.min(len)..].fill(T::conv(conv, padding));
         outs.push(out);
         plan.push((s - group.start, start, filled, conv));
     }
     if lo >= hi {
         return Ok(outs);
     }
-    // Parts of whole blocks' worth of samples, decoded on up to max_threads() threads.
+    // Parts decoded on up to max_threads() threads. FLAC decodes ten times slower than
+    // the packed formats, so smaller reads are worth cutting; finding a part's first
+    // frame costs a few header probes.
     let samples = (hi - lo) as usize * wanted.len();
-    let threads = (samples / PART_SAMPLES).clamp(1, max_threads());
+    let threads = (samples / FLAC_PART_SAMPLES).clamp(1, max_threads());
     let part_len = (hi - lo).div_ceil(threads as u64);
     let cuts: Vec<u64> = (0..=threads as u64)
         .map(|i| (lo + i * part_len).min(hi))
