@@ -7,7 +7,7 @@ JOBS.json is a list of jobs. A job reads a record with wfdb-python:
 or writes one with wfdb.wrsamp:
   {"id": "w", "write": {"dir": ..., "name": ..., "fs": ..., "fmt": [...], "adc_gain": [...],
    "baseline": [...], "units": [...], "sig_name": [...], "samps_per_frame": [...],
-   "digital": [[...], ...]}}
+   "file_name": [...] (optional), "digital": [[...], ...]}}
 For each job it writes OUTDIR/<id>.json (header fields, or {"error": "..."} when
 wfdb-python raises) and, for reads, OUTDIR/<id>.d (digital samples, int64 LE, signal after
 signal) and OUTDIR/<id>.p (physical, float64 LE). Samples are unsmoothed (every sample of
@@ -110,7 +110,17 @@ def write_job(job, outdir):
     else:
         kw["d_signal"] = np.stack(digital, axis=1) if digital else np.zeros((0, 0))
     try:
-        wfdb.wrsamp(**kw)
+        if w.get("file_name") is None:
+            wfdb.wrsamp(**kw)
+        else:
+            # wrsamp puts every signal in <name>.dat; a record of several files is
+            # written as wrsamp writes one, with the file names set first.
+            expanded = "e_d_signal" in kw
+            write_dir = kw.pop("write_dir")
+            rec = wfdb.Record(**kw, file_name=w["file_name"])
+            rec.set_d_features(expanded=expanded)
+            rec.set_defaults()
+            rec.wrsamp(write_dir=write_dir, expanded=expanded)
         return {"ok": True}
     except Exception as e:
         return {"error": f"{type(e).__name__}: {e}"}

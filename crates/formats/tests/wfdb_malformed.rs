@@ -73,15 +73,160 @@ fn missing_files_are_named() {
 }
 
 #[test]
-fn unknown_and_unsupported_formats() {
+fn unknown_formats() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "rec.hea", b"rec 1 250 10\nrec.dat 999\n");
     assert_mentions(
         &error_of(dir.path()),
         &["rec.hea", "line 2", "unknown signal format 999"],
     );
-    write(dir.path(), "rec.hea", b"rec 1 250 10\nrec.dat 516\n");
-    assert_mentions(&error_of(dir.path()), &["line 2", "FLAC", "not supported"]);
+}
+
+/// A FLAC record `rec` in `dir`: `n_sig` signals of `frames` frames in format `fmt`,
+/// noisy enough that the stream has many frames. Returns the samples written.
+fn write_flac(dir: &Path, fmt: Format, n_sig: usize, frames: usize) -> Vec<Vec<i32>> {
+    let (lo, hi) = fmt.range();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let data: Vec<Vec<i32>> = (0..n_sig)
+        .map(|k| {
+            (0..frames)
+                .map(|t| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let wave = ((t + 37 * k) % 400) as i32 - 200;
+                    (wave + (state % 64) as i32 - 32).clamp(lo, hi)
+                })
+                .collect()
+        })
+        .collect();
+    let signals: Vec<WriteSignal> = data
+        .iter()
+        .map(|d| WriteSignal {
+            spec: SignalSpec::new("rec.dat", fmt),
+            samples: d,
+        })
+        .collect();
+    write_record(dir, &RecordLine::new("rec", 500.0), &signals, &[]).unwrap();
+    data
+}
+
+/// Malformed FLAC signal files: each error names the file and what is wrong, with the
+/// byte offset where there is one.
+#[test]
+fn malformed_flac_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_flac(d, Format::F516, 3, 20_000);
+    let good = std::fs::read(d.join("rec.dat")).unwrap();
+    let hea = std::fs::read_to_string(d.join("rec.hea")).unwrap();
+
+    // A cut stream: the header's length is more than the frames left hold.
+    write(d, "rec.dat", &good[..good.len() * 2 / 3]);
+    assert_mentions(
+        &error_of(d),
+        &[
+            "rec.dat",
+            "byte ",
+            "cut short",
+            "runs past the end of the file",
+        ],
+    );
+    // Cut inside the metadata.
+    write(d, "rec.dat", &good[..30]);
+    assert_mentions(&error_of(d), &["rec.dat", "byte 4", "runs past the end"]);
+    // A damaged frame (a flipped bit in the middle of the stream).
+    let mut damaged = good.clone();
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 0x10;
+    write(d, "rec.dat", &damaged);
+    assert_mentions(&error_of(d), &["rec.dat", "byte ", "FLAC frame"]);
+    write(d, "rec.dat", &good);
+
+    // The header puts two signals in the file, the stream has three channels.
+    let two: String = hea.lines().take(3).collect::<Vec<_>>().join("\n");
+    write(d, "rec.hea", two.replacen("rec 3", "rec 2", 1).as_bytes());
+    assert_mentions(
+        &error_of(d),
+        &["rec.dat", "3 channel(s)", "2 signal(s) in this file"],
+    );
+    // Format 508 on a stream of 16-bit samples.
+    write(d, "rec.hea", hea.replace(" 516 ", " 508 ").as_bytes());
+    assert_mentions(
+        &error_of(d),
+        &["rec.dat", "16-bit samples", "format 508 stores at most 8"],
+    );
+    // A header longer than the stream.
+    write(d, "rec.hea", hea.replacen("20000", "20001", 1).as_bytes());
+    assert_mentions(
+        &error_of(d),
+        &["rec.dat", "truncated", "20001 frames", "holds 20000"],
+    );
+    // Not a FLAC stream at all.
+    write(d, "rec.hea", hea.as_bytes());
+    write(d, "rec.dat", &[0u8; 1000]);
+    assert_mentions(&error_of(d), &["rec.dat", "byte 0", "\"fLaC\""]);
+
+    // Nine signals in one FLAC file, or signals of different samples per frame.
+    let line = "rec.dat 516 200 16 0 0 0 0 s\n";
+    write(
+        d,
+        "rec.hea",
+        format!("rec 9 250 10\n{}", line.repeat(9)).as_bytes(),
+    );
+    assert_mentions(&error_of(d), &["rec.hea", "at most 8"]);
+    write(
+        d,
+        "rec.hea",
+        b"rec 2 250 10\nrec.dat 516 200 16 0 0 0 0 a\nrec.dat 516x2 200 16 0 0 0 0 b\n",
+    );
+    assert_mentions(&error_of(d), &["rec.hea", "samples per frame"]);
+}
+
+/// The FLAC writer refuses what a FLAC file cannot hold: more than 8 signals in a file,
+/// signals of different samples per frame in a file, values beyond the format's range.
+#[test]
+fn flac_writer_refuses_what_cannot_be_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = RecordLine::new("w", 250.0);
+    let a = vec![0i32; 10];
+    let b = vec![0i32; 20];
+    let nine: Vec<WriteSignal> = (0..9)
+        .map(|_| WriteSignal {
+            spec: SignalSpec::new("w.dat", Format::F516),
+            samples: &a,
+        })
+        .collect();
+    let msg = write_record(dir.path(), &line, &nine, &[])
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&msg, &["w.hea", "at most 8"]);
+    let mut two = SignalSpec::new("w.dat", Format::F516);
+    two.samples_per_frame = Some(2);
+    let mixed = [
+        WriteSignal {
+            spec: SignalSpec::new("w.dat", Format::F516),
+            samples: &a,
+        },
+        WriteSignal {
+            spec: two,
+            samples: &b,
+        },
+    ];
+    let msg = write_record(dir.path(), &line, &mixed, &[])
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&msg, &["samples per frame"]);
+    let big = vec![128i32; 4];
+    let over = [WriteSignal {
+        spec: SignalSpec::new("w.dat", Format::F508),
+        samples: &big,
+    }];
+    let msg = write_record(dir.path(), &line, &over, &[])
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&msg, &["value 128", "format 508", "-128 to 127"]);
+    assert!(!dir.path().join("w.dat").exists());
 }
 
 #[test]
@@ -287,8 +432,52 @@ fn header_text() -> impl Strategy<Value = String> {
         })
 }
 
+/// The bytes of a valid FLAC signal file of 2 signals and 9000 frames (format 516), and
+/// its header, made once.
+fn flac_sample() -> &'static (Vec<u8>, String) {
+    static SAMPLE: std::sync::OnceLock<(Vec<u8>, String)> = std::sync::OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        write_flac(dir.path(), Format::F516, 2, 9000);
+        (
+            std::fs::read(dir.path().join("rec.dat")).unwrap(),
+            std::fs::read_to_string(dir.path().join("rec.hea")).unwrap(),
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A FLAC stream with bytes changed, cut, or read without a length in the header (so
+    /// that its length is looked for at its end): every read gives samples or an error,
+    /// never a panic.
+    #[test]
+    fn damaged_flac_streams_never_panic(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        cut in prop::option::of(any::<prop::sample::Index>()),
+        no_length in any::<bool>(),
+        from in 0u64..9000,
+        len in 0u64..3000,
+    ) {
+        let (good, hea) = flac_sample();
+        let mut bytes = good.clone();
+        for (at, v) in edits {
+            let i = at.index(bytes.len());
+            bytes[i] = v;
+        }
+        if let Some(c) = cut {
+            bytes.truncate(c.index(bytes.len() + 1));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "rec.dat", &bytes);
+        let hea = if no_length { hea.replacen("rec 2 500 9000", "rec 2 500", 1) } else { hea.clone() };
+        write(dir.path(), "rec.hea", hea.as_bytes());
+        if let Ok(rec) = Record::open(dir.path().join("rec")) {
+            let _ = rec.read(&ReadOptions::default());
+            let _ = rec.read_physical(&ReadOptions { from, to: Some((from + len).min(9000)), signals: Some(vec![1]) });
+        }
+    }
 
     #[test]
     fn arbitrary_header_text_never_panics(text in ".{0,300}") {
@@ -341,12 +530,17 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let mut state = seed;
         let mut next = move || { state = state.wrapping_mul(6364136223846793005).wrapping_add(1); (state >> 33) as i64 };
-        // Consecutive signals with the same format share a file unless the flag splits them.
+        // Consecutive signals with the same format share a file unless the flag splits them
+        // (or, in a FLAC file, their samples per frame differ).
         let mut specs = Vec::new();
         let mut file = 0;
         for (k, &(format, spf, split)) in signals.iter().enumerate() {
             let format = if format == Format::Null { Format::F16 } else { format };
-            if k > 0 && (split || specs.last().is_some_and(|s: &SignalSpec| s.format != format)) {
+            let apart = |s: &SignalSpec| {
+                s.format != format
+                    || (format.is_flac() && s.effective_samples_per_frame() != spf)
+            };
+            if k > 0 && (split || specs.last().is_some_and(apart)) {
                 file += 1;
             }
             let mut s = SignalSpec::new(format!("f{file}.dat"), format);

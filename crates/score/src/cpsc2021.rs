@@ -19,6 +19,7 @@ use formats::wfdb::annotation::{self, codes};
 use serde::Serialize;
 
 use crate::numeric::mean;
+use crate::python::json::{self, Int, Value};
 use crate::{Mode, PredictionError, ScoreError};
 
 /// Rhythm class of a record.
@@ -306,41 +307,119 @@ fn load_record(dir: &Path, name: &str) -> Result<RefRecord, ScoreError> {
     RefRecord::from_annotations(name, len, class, &samples, &aux, &atr)
 }
 
-/// A number as the prediction file gave it: Python keeps integers exact.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A number as the prediction file gave it: Python keeps integers exact, of any size.
+#[derive(Debug, Clone, PartialEq)]
 enum Num {
-    Int(i128),
+    Int(Int),
     Float(f64),
 }
 
+/// The dtype numpy 2 gives an array of Python numbers, one value's share of it: an `int`
+/// that fits int64 is int64, one that fits only uint64 is uint64, a larger one makes the
+/// array hold Python objects; a `float` is float64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DType {
+    I64,
+    U64,
+    F64,
+    Object,
+}
+
+impl DType {
+    /// numpy's promotion of two values' dtypes (int64 with uint64 gives float64).
+    fn join(self, other: DType) -> DType {
+        use DType::*;
+        match (self, other) {
+            (Object, _) | (_, Object) => Object,
+            (a, b) if a == b => a,
+            _ => F64,
+        }
+    }
+}
+
 impl Num {
-    fn as_f64(self) -> f64 {
+    fn int(v: i128) -> Num {
+        Num::Int(Int::from_i128(v))
+    }
+
+    /// The value as a float: exact for every value a valid row holds; an integer too large
+    /// for a float gives ±inf (only used after validation and in messages).
+    fn as_f64(&self) -> f64 {
         match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
+            Num::Int(i) => i.to_f64().unwrap_or(if i.to_i128().is_some_and(|v| v < 0) {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }),
+            Num::Float(f) => *f,
         }
     }
-    /// Python's `int()`: truncation toward zero.
-    fn trunc(self) -> Option<i128> {
+
+    /// The value as Python prints it.
+    fn describe(&self) -> String {
         match self {
-            Num::Int(i) => Some(i),
-            Num::Float(f) if f.is_finite() && f.abs() < 1e30 => Some(f.trunc() as i128),
-            Num::Float(_) => None,
+            Num::Int(i) => i.to_string(),
+            Num::Float(f) => json::float_repr(*f),
         }
     }
-    /// `e - s`, exact for integers as in Python.
-    fn minus(self, s: Num) -> Num {
-        match (self, s) {
-            (Num::Int(a), Num::Int(b)) => Num::Int(a - b),
-            (a, b) => Num::Float(a.as_f64() - b.as_f64()),
-        }
-    }
-    fn equals(self, v: i128) -> bool {
+
+    /// Python's `int()` (truncation toward zero) when it fits an index: `Ok(None)` for an
+    /// integer too large to be a sample index, `Err` where `int()` itself raises.
+    fn to_index(&self) -> Result<Option<i128>, &'static str> {
         match self {
-            Num::Int(i) => i == v,
-            Num::Float(f) => f == v as f64,
+            Num::Int(i) => Ok(i.to_i128()),
+            Num::Float(f) if f.is_nan() => Err("cannot convert float NaN to integer (ValueError)"),
+            Num::Float(f) if f.is_infinite() => {
+                Err("cannot convert float infinity to integer (OverflowError)")
+            }
+            Num::Float(f) => Ok((f.abs() < 1e30).then(|| f.trunc() as i128)),
         }
     }
+
+    fn dtype(&self) -> DType {
+        match self {
+            Num::Float(_) => DType::F64,
+            Num::Int(i) => match i.to_i128() {
+                Some(v) if i64::try_from(v).is_ok() => DType::I64,
+                Some(v) if u64::try_from(v).is_ok() => DType::U64,
+                _ => DType::Object,
+            },
+        }
+    }
+
+    /// `float(x)`, or Python's `OverflowError` for an integer too large.
+    fn to_float(&self) -> Result<f64, String> {
+        match self {
+            Num::Float(f) => Ok(*f),
+            Num::Int(i) => i.to_f64().ok_or_else(|| {
+                format!(
+                    "the integer {} is too large to convert to a float (OverflowError)",
+                    self.describe()
+                )
+            }),
+        }
+    }
+}
+
+/// The official test for AFf on a single row, `np.diff(np.array([[s, e]]))[-1] == L - 1`,
+/// with numpy 2's arithmetic: int64 and uint64 differences wrap, float64 rounds (int64
+/// mixed with uint64 becomes float64), and an array of Python objects subtracts exactly
+/// (an `int` too large for a float, against a float, raises). For the values a valid row
+/// holds every variant is the exact difference.
+fn single_row_is_aff(s: &Num, e: &Num, last: u64) -> Result<bool, String> {
+    let (s_i, e_i) = (
+        s.to_index().ok().flatten().unwrap_or(0),
+        e.to_index().ok().flatten().unwrap_or(0),
+    );
+    Ok(match s.dtype().join(e.dtype()) {
+        DType::I64 => i128::from((e_i as i64).wrapping_sub(s_i as i64)) == i128::from(last),
+        DType::U64 => (e_i as u64).wrapping_sub(s_i as u64) == last,
+        DType::F64 => e.to_float()? - s.to_float()? == last as f64,
+        DType::Object => match (s, e) {
+            (Num::Int(s), Num::Int(e)) => e.minus(s).to_i128() == Some(i128::from(last)),
+            _ => e.to_float()? - s.to_float()? == last as f64,
+        },
+    })
 }
 
 /// What a prediction file holds, before it is checked against a record.
@@ -359,16 +438,12 @@ enum Endpoints {
 enum Shape {
     /// A flat list of numbers (`[s, e]` instead of `[[s, e]]`).
     Flat { len: usize },
-    /// Rows of one length other than 2; `first` holds the first row's first two values.
-    Uniform {
-        rows: usize,
-        width: usize,
-        first: Option<(Num, Num)>,
-    },
+    /// Rows of one length other than 2.
+    Uniform { rows: usize, width: usize },
     /// Rows of different lengths, or a mix of rows and numbers.
     Ragged,
-    /// Strings, booleans or nulls: numeric strings work in the official scorer only by
-    /// accident, so they are rejected in both modes.
+    /// Strings, booleans, nulls or deeper lists: numeric strings work in the official
+    /// scorer only by accident, so they are rejected in both modes.
     NotNumbers(String),
 }
 
@@ -378,7 +453,7 @@ impl Shape {
             Shape::Flat { len } => {
                 format!("a flat list of {len} numbers, not a list of [start, end] rows")
             }
-            Shape::Uniform { rows, width, .. } => {
+            Shape::Uniform { rows, width } => {
                 format!("{rows} rows of {width} values, not of 2 ([start, end])")
             }
             Shape::Ragged => "rows of different lengths".to_string(),
@@ -387,39 +462,51 @@ impl Shape {
     }
 }
 
-fn json_num(v: &serde_json::Value) -> Option<Num> {
-    let n = v.as_number()?;
-    if let Some(i) = n.as_i64() {
-        Some(Num::Int(i as i128))
-    } else if let Some(u) = n.as_u64() {
-        Some(Num::Int(u as i128))
-    } else {
-        n.as_f64().map(Num::Float)
+fn json_num(v: &Value) -> Option<Num> {
+    match v {
+        Value::Int(i) => Some(Num::Int(i.clone())),
+        Value::Float(f) => Some(Num::Float(*f)),
+        _ => None,
     }
 }
 
-/// Parses a `.json` prediction: `{"predict_endpoints": [[s, e], ...]}`.
-fn parse_json(bytes: &[u8]) -> Result<Endpoints, String> {
-    let v: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
-    let obj = v.as_object().ok_or("the JSON is not an object")?;
-    let list = obj
-        .get("predict_endpoints")
+/// Parses a `.json` prediction, `{"predict_endpoints": [[s, e], ...]}`, as the official
+/// scorer's `json.load` reads it (see [`json`]): `NaN` and `Infinity` are numbers, integers
+/// are exact, the last of a repeated key counts. What is worth a warning goes to `notes`.
+fn parse_json(bytes: &[u8], notes: &mut Vec<String>) -> Result<Endpoints, String> {
+    let v = json::load(bytes).map_err(|e| format!("not valid JSON for Python's json.load: {e}"))?;
+    if !matches!(v, Value::Dict(_)) {
+        return Err("the JSON is not an object".into());
+    }
+    let (list, times) = v
+        .get_counted("predict_endpoints")
         .ok_or("the key \"predict_endpoints\" is missing")?;
-    let items = list
-        .as_array()
-        .ok_or("\"predict_endpoints\" is not a list")?;
+    if times > 1 {
+        notes.push(format!(
+            "the key \"predict_endpoints\" is given {times} times: the last one counts, as \
+             in Python's json.load"
+        ));
+    }
+    let Value::List(items) = list else {
+        return Err("\"predict_endpoints\" is not a list".into());
+    };
     if let Some(bad) = items
         .iter()
-        .flat_map(|x| match x.as_array() {
-            Some(row) => row.iter().collect::<Vec<_>>(),
-            None => vec![x],
+        .flat_map(|x| match x {
+            Value::List(row) => row.iter().collect::<Vec<_>>(),
+            x => vec![x],
         })
-        .find(|x| !x.is_number())
+        .find(|x| json_num(x).is_none())
     {
-        return Ok(Endpoints::Malformed(Shape::NotNumbers(bad.to_string())));
+        return Ok(Endpoints::Malformed(Shape::NotNumbers(bad.describe())));
     }
-    let widths: Vec<Option<usize>> = items.iter().map(|x| x.as_array().map(Vec::len)).collect();
+    let widths: Vec<Option<usize>> = items
+        .iter()
+        .map(|x| match x {
+            Value::List(row) => Some(row.len()),
+            _ => None,
+        })
+        .collect();
     if widths.iter().all(Option::is_none) && !items.is_empty() {
         return Ok(Endpoints::Malformed(Shape::Flat { len: items.len() }));
     }
@@ -431,17 +518,16 @@ fn parse_json(bytes: &[u8]) -> Result<Endpoints, String> {
         return Ok(Endpoints::Malformed(Shape::Ragged));
     }
     let width = width.unwrap_or_default();
-    let pair = |row: &serde_json::Value| -> Option<(Num, Num)> {
-        let r = row.as_array()?;
-        Some((json_num(r.first()?)?, json_num(r.get(1)?)?))
-    };
     if width != 2 {
         return Ok(Endpoints::Malformed(Shape::Uniform {
             rows: items.len(),
             width,
-            first: items.first().and_then(pair),
         }));
     }
+    let pair = |row: &Value| -> Option<(Num, Num)> {
+        let Value::List(r) = row else { return None };
+        Some((json_num(r.first()?)?, json_num(r.get(1)?)?))
+    };
     Ok(Endpoints::Rows(items.iter().filter_map(pair).collect()))
 }
 
@@ -451,7 +537,8 @@ fn parse_mat(bytes: &[u8], file: &str) -> Result<Endpoints, String> {
     let mat = MatFile::parse(bytes, file).map_err(|e| e.to_string())?;
     let v = mat.get("predict_endpoints").map_err(|e| e.to_string())?;
     let m = v.as_f64_matrix().map_err(|e| e.to_string())?;
-    if m.rows == 0 || m.cols == 0 {
+    // Mr is the number of rows: a 0×n matrix (MATLAB's `[]` is 0×0) predicts nothing.
+    if m.rows == 0 {
         return Ok(Endpoints::Rows(Vec::new()));
     }
     let at = |r: usize, c: usize| Num::Float(m.get(r, c).unwrap_or(f64::NAN) - 1.0);
@@ -459,7 +546,6 @@ fn parse_mat(bytes: &[u8], file: &str) -> Result<Endpoints, String> {
         return Ok(Endpoints::Malformed(Shape::Uniform {
             rows: m.rows,
             width: m.cols,
-            first: (m.cols >= 2).then(|| (at(0, 0), at(0, 1))),
         }));
     }
     Ok(Endpoints::Rows(
@@ -510,7 +596,11 @@ fn score_rows(
     let mr = rows.len();
     let class_pred = match rows {
         [] => Class::N,
-        [(s, e)] if e.minus(*s).equals(l - 1) => Class::AFf,
+        [(s, e)] => {
+            let aff = single_row_is_aff(s, e, rec.len.saturating_sub(1))
+                .map_err(|why| ScoreError::official(file, why))?;
+            if aff { Class::AFf } else { Class::AFp }
+        }
         _ => Class::AFp,
     };
     let ur = RHYTHM_SCORE[rec.class.index()][class_pred.index()];
@@ -518,13 +608,20 @@ fn score_rows(
         return Ok((class_pred, ur, 0.0));
     }
     // mask[int(v)]: Python indexing, negative indices count from the end.
-    let lookup = |v: Num, what: &str| -> Result<u64, ScoreError> {
-        let i = v.trunc().ok_or_else(|| {
+    let lookup = |v: &Num, what: &str| -> Result<u64, ScoreError> {
+        let out_of_range = || {
             ScoreError::official(
                 file,
-                format!("{what} {v:?} cannot be converted to an integer"),
+                format!(
+                    "{what} {} is out of range for a record of {l} samples (IndexError)",
+                    v.describe()
+                ),
             )
-        })?;
+        };
+        let i = v
+            .to_index()
+            .map_err(|why| ScoreError::official(file, format!("{what} {}: {why}", v.describe())))?
+            .ok_or_else(out_of_range)?;
         let j = if i < 0 && mode == Mode::OfficialCompat {
             i + l
         } else {
@@ -533,17 +630,11 @@ fn score_rows(
         if (0..l).contains(&j) {
             Ok(j as u64)
         } else {
-            Err(ScoreError::official(
-                file,
-                format!(
-                    "{what} {} is out of range for a record of {l} samples (IndexError)",
-                    v.as_f64()
-                ),
-            ))
+            Err(out_of_range())
         }
     };
     let mut sum = 0.0;
-    for &(s, e) in rows {
+    for (s, e) in rows {
         sum += rec.onset_at(lookup(s, "start")?);
         sum += rec.offset_at(lookup(e, "end")?);
     }
@@ -559,16 +650,19 @@ fn validate(rows: &Endpoints, len: u64) -> Result<Vec<(Num, Num)>, String> {
         Endpoints::Malformed(shape) => return Err(shape.describe()),
     };
     let last = len as f64 - 1.0;
-    for (i, &(s, e)) in rows.iter().enumerate() {
-        let (s, e) = (s.as_f64(), e.as_f64());
-        if !(s.is_finite() && e.is_finite()) {
-            return Err(format!(
-                "row {i}: [{s}, {e}] is not a pair of finite numbers"
-            ));
+    for (i, (s, e)) in rows.iter().enumerate() {
+        let shown = format!("[{}, {}]", s.describe(), e.describe());
+        let (sf, ef) = (s.as_f64(), e.as_f64());
+        let finite = |n: &Num, f: f64| matches!(n, Num::Int(_)) || f.is_finite();
+        if !(finite(s, sf) && finite(e, ef)) {
+            return Err(format!("row {i}: {shown} is not a pair of finite numbers"));
         }
-        if !(0.0 <= s && s <= e && e <= last) {
+        // An integer too large for i128 is far out of range; below that, comparing as
+        // floats is exact wherever it matters (L < 2^53).
+        let huge = |n: &Num| matches!(n, Num::Int(v) if v.to_i128().is_none());
+        if huge(s) || huge(e) || !(0.0 <= sf && sf <= ef && ef <= last) {
             return Err(format!(
-                "row {i}: [{s}, {e}] is not within 0 <= start <= end <= {last} (L - 1)"
+                "row {i}: {shown} is not within 0 <= start <= end <= {last} (L - 1)"
             ));
         }
     }
@@ -583,18 +677,19 @@ pub fn check_prediction(bytes: &[u8], file: &str, len: u64) -> Result<Vec<(f64, 
     let parsed = if file.ends_with(".mat") {
         parse_mat(bytes, file)
     } else {
-        parse_json(bytes)
+        parse_json(bytes, &mut Vec::new())
     }?;
     let rows = validate(&parsed, len)?;
     Ok(rows.iter().map(|(s, e)| (s.as_f64(), e.as_f64())).collect())
 }
 
-fn read_prediction(path: &Path, name: &str) -> Result<Endpoints, String> {
+/// Reads and parses one prediction file; warnings about it go to `notes`.
+fn read_prediction(path: &Path, name: &str, notes: &mut Vec<String>) -> Result<Endpoints, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     if path.extension().is_some_and(|e| e == "mat") {
         parse_mat(&bytes, name)
     } else {
-        parse_json(&bytes)
+        parse_json(&bytes, notes)
     }
 }
 
@@ -647,8 +742,10 @@ pub fn score(reference: &Reference, predictions: &Path, mode: Mode) -> Result<Re
                         (None, None)
                     }
                     Some(f) => {
-                        let parsed = read_prediction(&predictions.join(f), f)
+                        let mut notes = Vec::new();
+                        let parsed = read_prediction(&predictions.join(f), f, &mut notes)
                             .and_then(|p| validate(&p, rec.len));
+                        warnings.extend(notes.into_iter().map(|n| format!("{f}: {n}")));
                         match parsed {
                             Ok(rows) => (Some(f.clone()), Some(rows)),
                             Err(why) => {
@@ -691,7 +788,7 @@ pub fn score(reference: &Reference, predictions: &Path, mode: Mode) -> Result<Re
                         ),
                     )
                 })?;
-                let parsed = read_prediction(&predictions.join(f), f)
+                let parsed = read_prediction(&predictions.join(f), f, &mut Vec::new())
                     .map_err(|why| ScoreError::official(f.clone(), why))?;
                 let rows = compat_rows(parsed, rec, f)?;
                 let (class_pred, ur, ue) = score_rows(rec, &rows, f, mode)?;
@@ -726,9 +823,11 @@ pub fn score(reference: &Reference, predictions: &Path, mode: Mode) -> Result<Re
 }
 
 /// What the official scorer does with a shape other than rows of two numbers. It takes
-/// Mr = the array's length and decides the class (Mr == 1 looks at `row[1] - row[0]`);
-/// for a non-N record it then unpacks every row as `[s, e]`, which fails. So such files
-/// score only on N records, and only when the class decision itself does not fail.
+/// Mr = the array's length and decides the class: with one row it compares
+/// `np.diff(row)[-1]` to L − 1, which raises unless the row has two values (numpy cannot
+/// take the truth of an empty or a longer array); with more it is AFp. For a non-N record
+/// it then unpacks every row as `[s, e]`, which fails. So such files score only on N
+/// records with more than one row (or a flat list of two numbers or more).
 fn compat_rows(
     parsed: Endpoints,
     rec: &RefRecord,
@@ -748,16 +847,20 @@ fn compat_rows(
     }
     // Rows that give the same Mr and class; an N record never looks at their values.
     let rows = match shape {
-        Shape::Flat { len } if len >= 2 => vec![(Num::Int(0), Num::Int(1)); len],
-        Shape::Uniform {
-            rows: 1,
-            first: Some(first),
-            ..
-        } => vec![first],
-        Shape::Uniform { rows, .. } if rows >= 2 => vec![(Num::Int(0), Num::Int(1)); rows],
+        Shape::Flat { len } | Shape::Uniform { rows: len, .. } if len >= 2 => {
+            vec![(Num::int(0), Num::int(1)); len]
+        }
+        Shape::Flat { .. } => {
+            return fail(format!(
+                "{why}: deciding the class takes np.diff of a single value, which is empty \
+                 (IndexError)"
+            ));
+        }
         _ => {
             return fail(format!(
-                "{why}: deciding the class indexes row[0][1], which does not exist"
+                "{why}: deciding the class compares np.diff of the row, which does not hold \
+                 exactly one value, to L - 1 (ValueError: the truth value of the array is \
+                 ambiguous)"
             ));
         }
     };

@@ -479,19 +479,36 @@ impl OutputFile {
 }
 
 /// Whether lines 3 and 4 have one value per class of line 2 (strict mode requires it: a
-/// missing comma would silently shift every later value to another class).
-fn ragged(out: &OutputFile) -> Option<String> {
+/// missing comma would silently shift every later value to another class). `Err` is the
+/// mismatch; `Ok(Some(_))` is the one mismatch that shifts nothing: a class line ending
+/// with a comma (a common artefact of CSV writers) has an empty last class name, which
+/// names no class, so a line that gives one value fewer still matches every named class.
+/// The official code reads such a file as intended.
+fn ragged(out: &OutputFile) -> Result<Option<String>, String> {
     let n = out.classes.len();
+    let trailing_empty = n > 1 && out.classes.last().is_some_and(|c| c.is_empty());
+    let mut short = Vec::new();
     for (line, values) in [(3, &out.binaries), (4, &out.scores)] {
-        if values.len() != n {
-            return Some(format!(
-                "line 2 names {n} class(es) but line {line} has {} value(s): the values \
-                 cannot be matched to their classes",
-                values.len()
-            ));
+        if values.len() == n {
+            continue;
         }
+        if trailing_empty && values.len() == n - 1 {
+            short.push(line.to_string());
+            continue;
+        }
+        return Err(format!(
+            "line 2 names {n} class(es) but line {line} has {} value(s): the values \
+             cannot be matched to their classes",
+            values.len()
+        ));
     }
-    None
+    Ok((!short.is_empty()).then(|| {
+        format!(
+            "line 2 ends with a comma: its last class name (column {n}) is empty and has no \
+             value on line {}; ignored",
+            short.join(" or ")
+        )
+    }))
 }
 
 /// Reads the start of an output file: `Ok(None)` when there is no such regular file.
@@ -872,9 +889,12 @@ pub fn score(reference: &Reference, outputs: &Path, mode: Mode) -> Result<Report
             Ok(Some((out, murmur, outcome, mut notes))) => {
                 let rejected = match mode {
                     Mode::Strict => ragged(&out),
-                    Mode::OfficialCompat => None,
+                    Mode::OfficialCompat => Ok(None),
                 };
-                if let Some(why) = rejected {
+                if let Ok(Some(note)) = &rejected {
+                    notes.push(note.clone());
+                }
+                if let Err(why) = rejected {
                     errors.push(PredictionError::new(
                         &name,
                         format!("{why}; scored as the empty output (Present, Abnormal, scores 0)"),
@@ -1390,6 +1410,58 @@ mod tests {
             "{:?}",
             strict.errors
         );
+    }
+
+    /// A class line that ends with a comma (a CSV writer's artefact) has an empty last
+    /// class name: values one fewer than the names still match every class, as the
+    /// official code reads them. Strict mode warns and scores it; other mismatches stay
+    /// errors.
+    #[test]
+    fn a_trailing_comma_on_the_class_line_is_not_a_mismatch() {
+        let labels = [("1", "Absent", "Normal"), ("2", "Present", "Abnormal")];
+        let trailing = |p: &str, b: &str, s: &str| format!("#{p}\n{CLASS_LINE},\n{b}\n{s}\n");
+        let outputs = [
+            ("1", trailing("1", "0,0,1,0,1", "0.1,0.1,0.8,0.3,0.7")),
+            // Line 4 ends with a comma too: six values for six names.
+            ("2", trailing("2", "1,0,0,1,0", "0.8,0.1,0.1,0.7,0.3,")),
+        ];
+        let dir = folders(&labels, &outputs);
+        let strict = run(&dir, Mode::Strict).unwrap();
+        assert!(strict.errors.is_empty(), "{:?}", strict.errors);
+        assert_eq!(strict.score, 1.0);
+        assert!(strict.items.iter().all(|i| !i.defaulted));
+        assert_eq!(strict.items[0].murmur_scores, [0.1, 0.1, 0.8]);
+        let named: Vec<&String> = strict
+            .warnings
+            .iter()
+            .filter(|w| w.contains("ends with a comma"))
+            .collect();
+        assert_eq!(named.len(), 2, "{:?}", strict.warnings);
+        assert!(named[0].starts_with("1.csv: ") && named[0].contains("column 6"));
+        assert!(named[0].contains("line 3 or 4"), "{}", named[0]);
+        assert!(named[1].starts_with("2.csv: ") && named[1].contains("on line 3;"));
+        let compat = run(&dir, Mode::OfficialCompat).unwrap();
+        assert_eq!(compat.score, 1.0);
+
+        // Any other mismatch stays an error: two values fewer, or an empty name that is
+        // not the last.
+        for (binaries, class_line) in [
+            ("0,0,1,0", format!("{CLASS_LINE},")),
+            (
+                "0,0,1,0,1",
+                "Present,,Unknown,Absent,Abnormal,Normal".to_string(),
+            ),
+        ] {
+            let text = format!("#1\n{class_line}\n{binaries}\n0.1,0.1,0.8,0.3,0.7\n");
+            std::fs::write(dir.path().join("outputs/1.csv"), text).unwrap();
+            let strict = run(&dir, Mode::Strict).unwrap();
+            assert!(
+                strict.errors[0].reason.contains("but line 3 has"),
+                "{class_line}: {:?}",
+                strict.errors
+            );
+            assert!(strict.items[0].defaulted);
+        }
     }
 
     /// Findings of a differential test against the official code (8,710 random cases

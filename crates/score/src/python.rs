@@ -2,7 +2,9 @@
 //! saying so: what `str.strip()` removes, what `float()` accepts, what `str.casefold()`
 //! makes equal, how a file opened in text mode splits into lines, and how `'{:.3f}'`
 //! prints. Reproducing them is what makes a sanitised prediction field read the same here
-//! as in the official code.
+//! as in the official code. [`json`] is `json.load`.
+
+pub(crate) mod json;
 
 /// `str.isspace()`: Unicode White_Space plus the four ASCII information separators
 /// (U+001C–U+001F), which Python counts as whitespace and Rust's `char::is_whitespace`

@@ -281,7 +281,7 @@ fn invalid_predictions_are_listed_not_fatal() {
         (
             "NaN literal",
             b"{\"predict_endpoints\": [[NaN,6457]]}",
-            "not valid JSON",
+            "not a pair of finite numbers",
         ),
         (
             "missing key",
@@ -325,6 +325,270 @@ fn invalid_predictions_are_listed_not_fatal() {
             "{what}: {e}"
         );
     }
+}
+
+/// A set where one N record predicts `[[NaN, NaN]]`: Python's `json.load` reads NaN, the
+/// official class test finds `NaN - NaN != L - 1` (AFp: −0.5 on an N record), and the
+/// mean counts it. Strict mode lists the file and scores it as `[]`. (Figures from the
+/// official scoring logic run with the oracle's numpy on these files.)
+#[test]
+fn a_nan_endpoint_is_scored_as_the_official_scorer_scores_it() {
+    let Some(r) = reference("a_nan_endpoint_is_scored_as_the_official_scorer_scores_it") else {
+        return;
+    };
+    let three = Reference {
+        dir: r.dir.clone(),
+        records: ["data_21_7", "data_84_1", "data_92_12"]
+            .iter()
+            .map(|n| record(&r, n).clone())
+            .collect(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    for (rec, rows) in [
+        ("data_21_7", "[[NaN, NaN]]"),
+        ("data_84_1", "[[0,103807]]"),
+        ("data_92_12", "[[2833,6457]]"),
+    ] {
+        let json = format!("{{\"predict_endpoints\": {rows}}}");
+        std::fs::write(p.join(format!("{rec}.json")), json).unwrap();
+    }
+    let compat = score(&three, p, Mode::OfficialCompat).unwrap();
+    let us: Vec<f64> = compat.items.iter().map(|i| i.u).collect();
+    assert_eq!(us, [-0.5, 3.0, 3.0]);
+    assert_eq!(compat.items[0].class_pred, Class::AFp);
+    assert_eq!(compat.score, 1.8333333333333333);
+    assert!(
+        compat
+            .text()
+            .starts_with("AF Endpoints Detection Performance: 1.8333\n")
+    );
+
+    let strict = score(&three, p, Mode::Strict).unwrap();
+    assert_eq!(strict.items[0].u, 1.0);
+    assert!(strict.items[0].defaulted);
+    assert_eq!(strict.errors.len(), 1);
+    assert_eq!(strict.errors[0].file, "data_21_7.json");
+    assert!(
+        strict.errors[0]
+            .reason
+            .contains("[NaN, NaN] is not a pair of finite numbers"),
+        "{}",
+        strict.errors[0]
+    );
+    assert_eq!(strict.score, 7.0 / 3.0);
+
+    // On AF records the official scorer goes on to int(NaN) and stops.
+    for rec in ["data_84_1", "data_92_12"] {
+        let e = u(&r, rec, "[[NaN, NaN]]", Mode::OfficialCompat).unwrap_err();
+        assert!(
+            matches!(&e, ScoreError::OfficialWouldFail { file, .. } if file == &format!("{rec}.json"))
+                && e.to_string()
+                    .contains("cannot convert float NaN to integer"),
+            "{rec}: {e}"
+        );
+        let want = if rec == "data_84_1" { -2.0 } else { -1.0 };
+        assert_eq!(u(&r, rec, "[[NaN, NaN]]", Mode::Strict).unwrap(), want);
+    }
+}
+
+/// Official-compat mode reads a prediction as Python's `json.load` does, then lets numpy's
+/// arithmetic decide. Each figure (or failure) is what the official scoring logic gives on
+/// the same file with Python 3.11 and numpy 2.4.
+#[test]
+fn compat_reads_predictions_as_python_json_load() {
+    let Some(r) = reference("compat_reads_predictions_as_python_json_load") else {
+        return;
+    };
+    let big = "1180591620717411303424"; // 2^70
+    let big_plus = |d: u64| {
+        let v: u128 = 1180591620717411303424 + u128::from(d);
+        v.to_string()
+    };
+    let googol4 = format!("1{}", "0".repeat(400));
+    let googol4_plus = format!("1{}47200", "0".repeat(395));
+    let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let cases: Vec<(&str, String, Result<f64, &str>)> = vec![
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[0, Infinity]]}".into(),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[-Infinity, 5], [1, 2]]}".into(),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[0, 1e400]]}".into(),
+            Ok(-0.5),
+        ),
+        (
+            "data_84_1",
+            "{\"predict_endpoints\": [[0, Infinity]]}".into(),
+            Err("cannot convert float infinity to integer"),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[0, 47200.0]]}".into(),
+            Ok(-1.0),
+        ),
+        // A repeated key: the last value counts.
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [], \"predict_endpoints\": [[0, 47200]]}".into(),
+            Ok(-1.0),
+        ),
+        (
+            "data_84_1",
+            "{\"predict_endpoints\": [[0, 5]], \"predict_endpoints\": [[0, 103807]]}".into(),
+            Ok(3.0),
+        ),
+        // Integers are exact: their difference decides the class (Python objects in numpy).
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[{big}, {}]]}}", big_plus(47200)),
+            Ok(-1.0),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[{googol4}, {googol4_plus}]]}}"),
+            Ok(-1.0),
+        ),
+        (
+            "data_84_1",
+            format!("{{\"predict_endpoints\": [[{big}, {}]]}}", big_plus(103807)),
+            Err("out of range"),
+        ),
+        // int64 differences wrap, uint64 ones too; int64 with uint64 is float64.
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[9223372036854775806, -9223372036854728610]]}".into(),
+            Ok(-1.0),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[9223372036854775808, 9223372036854823008]]}".into(),
+            Ok(-1.0),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[9223372036854775807, 9223372036854823008]]}".into(),
+            Ok(-0.5),
+        ),
+        // A float against an integer too large for a float.
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[0.5, {googol4}]]}}"),
+            Err("too large to convert to a float (OverflowError)"),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[0.5, {googol4}], [1, 2]]}}"),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[{}, 1]]}}", "1".repeat(4301)),
+            Err("4301 digits"),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"predict_endpoints\": [[{}, 1]]}}", "1".repeat(4300)),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            "\u{feff}{\"predict_endpoints\": []}".into(),
+            Err("Unexpected UTF-8 BOM"),
+        ),
+        (
+            "data_21_7",
+            "{\"\\ud800\": 1, \"predict_endpoints\": [[1,2]]}".into(),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"x\": {}, \"predict_endpoints\": [[1,2]]}}", nest(991)),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            format!("{{\"x\": {}, \"predict_endpoints\": [[1,2]]}}", nest(992)),
+            Err("RecursionError"),
+        ),
+        // One row that is not a pair: the class test cannot take its truth.
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[1,2,3]]}".into(),
+            Err("ambiguous"),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [[1,2,3],[4,5,6]]}".into(),
+            Ok(-0.5),
+        ),
+        (
+            "data_21_7",
+            "{\"predict_endpoints\": [5]}".into(),
+            Err("IndexError"),
+        ),
+        // A float row of an AF record: int() truncates, -1 wraps.
+        (
+            "data_84_1",
+            "{\"predict_endpoints\": [[-1, 103806.9]]}".into(),
+            Ok(1.0),
+        ),
+    ];
+    for (rec, json, want) in &cases {
+        let got = score_one(
+            &r,
+            rec,
+            &format!("{rec}.json"),
+            json.as_bytes(),
+            Mode::OfficialCompat,
+        );
+        let shown: String = json.chars().take(80).collect();
+        match (got, want) {
+            (Ok(rep), Ok(w)) => assert_eq!(rep.score, *w, "{rec} {shown}"),
+            (Err(e), Err(w)) => {
+                assert!(
+                    matches!(e, ScoreError::OfficialWouldFail { .. }) && e.to_string().contains(w),
+                    "{rec} {shown}: {e}"
+                );
+                assert!(e.to_string().contains(&format!("{rec}.json")), "{e}");
+            }
+            (got, _) => panic!("{rec} {shown}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    // Strict mode reads the same way: a repeated key is a warning, a BOM an error.
+    let rep = score_one(
+        &r,
+        "data_21_7",
+        "data_21_7.json",
+        b"{\"predict_endpoints\": [[0, 5]], \"predict_endpoints\": []}",
+        Mode::Strict,
+    )
+    .unwrap();
+    assert_eq!(rep.score, 1.0);
+    assert!(rep.errors.is_empty());
+    assert!(
+        rep.warnings[0].starts_with("data_21_7.json: ") && rep.warnings[0].contains("2 times"),
+        "{:?}",
+        rep.warnings
+    );
+    let rep = score_one(
+        &r,
+        "data_21_7",
+        "data_21_7.json",
+        "\u{feff}{\"predict_endpoints\": [[0, 5]]}".as_bytes(),
+        Mode::Strict,
+    )
+    .unwrap();
+    assert!(rep.items[0].defaulted);
+    assert!(rep.errors[0].reason.contains("BOM"), "{:?}", rep.errors);
 }
 
 /// Which records are scored: strict mode scores every reference record (a missing file is

@@ -107,6 +107,27 @@ proptest! {
         let _ = score(&reference, dir.path(), Mode::OfficialCompat);
     }
 
+    /// JSON-like text built from the tokens where Python's `json.load` and a standard
+    /// parser differ (NaN, Infinity, huge numbers, lone surrogates, repeated keys, deep
+    /// nesting): scored or refused with a reason in both modes, never a panic.
+    #[test]
+    fn cpsc2021_python_json_tokens(tokens in prop::collection::vec(prop::sample::select(vec![
+        "[", "]", "[[", "]]", "{", "}", ",", ":", "\"predict_endpoints\"", "NaN", "Infinity",
+        "-Infinity", "1e400", "-0", "0.5", "7", "-3", "18446744073709551616",
+        "9223372036854775807", "\"\\ud800\"", "\"x\"", " ", "\r\n", "null", "true", "\u{feff}",
+    ]), 0..40), class in 0usize..3) {
+        let text: String = format!("{{\"predict_endpoints\": {}", tokens.concat());
+        let _ = score::cpsc2021::check_prediction(text.as_bytes(), "r.json", 100);
+        let _ = score::cpsc2021::check_prediction(tokens.concat().as_bytes(), "r.json", 100);
+        let dir = tempfile::tempdir().unwrap();
+        let rec = synthetic("r", [Class::N, Class::AFf, Class::AFp][class], 2);
+        std::fs::write(dir.path().join("r.json"), &text).unwrap();
+        let reference = Reference { dir: dir.path().to_path_buf(), records: vec![rec] };
+        let strict = score(&reference, dir.path(), Mode::Strict).unwrap();
+        prop_assert_eq!(strict.items.len(), 1);
+        let _ = score(&reference, dir.path(), Mode::OfficialCompat);
+    }
+
     /// Answer lines in any order give the same CinC 2017 report.
     #[test]
     fn cinc2017_score_ignores_line_order(

@@ -4,6 +4,12 @@
 //! Decoders and encoders work on a flat stream of samples (the samples of every signal of a
 //! file, frame after frame). Packed formats (212, 310, 311) pair samples across frame
 //! boundaries, so the stream, not the frame, is the unit of packing.
+//!
+//! The FLAC formats (508, 516, 524) are no packing of bytes: a file holds one FLAC stream
+//! with a channel per signal (docs/formats.md, "FLAC formats"), which `wfdb::flac` reads
+//! and writes. The byte-level functions here ([`decode`], [`encode`], the byte counts)
+//! treat them as storing nothing, and the reader and writer never call them for these
+//! formats.
 
 /// A signal storage format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,6 +37,12 @@ pub enum Format {
     F310,
     /// Three 10-bit samples in one little-endian 32-bit word (bits 0-9, 10-19, 20-29).
     F311,
+    /// A FLAC stream of samples of at most 8 bits, one channel per signal.
+    F508,
+    /// A FLAC stream of samples of at most 16 bits, one channel per signal.
+    F516,
+    /// A FLAC stream of samples of at most 24 bits, one channel per signal.
+    F524,
 }
 
 /// A format serializes as its WFDB code (16, 212, ...).
@@ -45,7 +57,27 @@ impl serde::Serialize for Format {
 pub const GENERIC_INVALID: i32 = -32768;
 
 impl Format {
-    pub const ALL: [Format; 11] = [
+    /// Every format, in the order of their codes within each kind.
+    pub const ALL: [Format; 14] = [
+        Format::Null,
+        Format::F8,
+        Format::F16,
+        Format::F24,
+        Format::F32,
+        Format::F61,
+        Format::F80,
+        Format::F160,
+        Format::F212,
+        Format::F310,
+        Format::F311,
+        Format::F508,
+        Format::F516,
+        Format::F524,
+    ];
+
+    /// The formats whose samples are packed into bytes ([`decode`] and [`encode`]): every
+    /// format but the FLAC ones.
+    pub const PACKED: [Format; 11] = [
         Format::Null,
         Format::F8,
         Format::F16,
@@ -58,6 +90,21 @@ impl Format {
         Format::F310,
         Format::F311,
     ];
+
+    /// The bits a sample of a FLAC format may hold (8, 16 or 24); `None` for the others.
+    pub fn flac_bits(self) -> Option<u32> {
+        match self {
+            Format::F508 => Some(8),
+            Format::F516 => Some(16),
+            Format::F524 => Some(24),
+            _ => None,
+        }
+    }
+
+    /// Whether the format stores a FLAC stream.
+    pub fn is_flac(self) -> bool {
+        self.flac_bits().is_some()
+    }
 
     pub fn from_code(code: u32) -> Option<Format> {
         Some(match code {
@@ -72,6 +119,9 @@ impl Format {
             212 => Format::F212,
             310 => Format::F310,
             311 => Format::F311,
+            508 => Format::F508,
+            516 => Format::F516,
+            524 => Format::F524,
             _ => return None,
         })
     }
@@ -89,13 +139,16 @@ impl Format {
             Format::F212 => 212,
             Format::F310 => 310,
             Format::F311 => 311,
+            Format::F508 => 508,
+            Format::F516 => 516,
+            Format::F524 => 524,
         }
     }
 
     /// ADC resolution a reader assumes when the header gives none, as the WFDB library's
     /// readheader (signal.c) assumes it: only the offset-binary and packed formats imply a
     /// resolution; every other format takes WFDB_DEFRES, 12 bits, even where a sample
-    /// holds more.
+    /// holds more (the FLAC formats too).
     pub fn default_adc_res(self) -> u32 {
         match self {
             Format::F80 => 8,
@@ -107,6 +160,9 @@ impl Format {
             | Format::F32
             | Format::F61
             | Format::F212
+            | Format::F508
+            | Format::F516
+            | Format::F524
             | Format::Null => 12,
         }
     }
@@ -116,9 +172,9 @@ impl Format {
     /// [`default_adc_res`](Self::default_adc_res) would; 12 for a null signal.
     pub fn written_adc_res(self) -> u32 {
         match self {
-            Format::F8 | Format::F80 => 8,
-            Format::F16 | Format::F61 | Format::F160 => 16,
-            Format::F24 => 24,
+            Format::F8 | Format::F80 | Format::F508 => 8,
+            Format::F16 | Format::F61 | Format::F160 | Format::F516 => 16,
+            Format::F24 | Format::F524 => 24,
             Format::F32 => 32,
             Format::F310 | Format::F311 => 10,
             Format::F212 | Format::Null => 12,
@@ -128,11 +184,13 @@ impl Format {
     /// Range of digital values the format can store.
     pub fn range(self) -> (i32, i32) {
         match self {
-            Format::F80 => (-128, 127),
+            Format::F80 | Format::F508 => (-128, 127),
             Format::F310 | Format::F311 => (-512, 511),
             Format::F212 => (-2048, 2047),
-            Format::F16 | Format::F61 | Format::F160 | Format::Null => (-32768, 32767),
-            Format::F24 => (-(1 << 23), (1 << 23) - 1),
+            Format::F16 | Format::F61 | Format::F160 | Format::F516 | Format::Null => {
+                (-32768, 32767)
+            }
+            Format::F24 | Format::F524 => (-(1 << 23), (1 << 23) - 1),
             // Format 8 stores differences: the values themselves are unbounded.
             Format::F32 | Format::F8 => (i32::MIN, i32::MAX),
         }
@@ -159,10 +217,11 @@ impl Format {
         }
     }
 
-    /// Samples and bytes in one packing group.
+    /// Samples and bytes in one packing group (none for the FLAC formats, which are not
+    /// packed into bytes).
     fn group(self) -> (u64, u64) {
         match self {
-            Format::Null => (1, 0),
+            Format::Null | Format::F508 | Format::F516 | Format::F524 => (1, 0),
             Format::F8 | Format::F80 => (1, 1),
             Format::F16 | Format::F61 | Format::F160 => (1, 2),
             Format::F24 => (1, 3),
@@ -245,6 +304,8 @@ pub fn decode(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
 pub(crate) fn decode_inline(format: Format, bytes: &[u8], out: &mut [i32]) -> usize {
     let n = if format == Format::Null {
         out.len()
+    } else if format.is_flac() {
+        0
     } else {
         out.len()
             .min(format.samples_in(bytes.len() as u64) as usize)
@@ -266,6 +327,7 @@ pub(crate) fn decode_inline(format: Format, bytes: &[u8], out: &mut [i32]) -> us
         Format::F212 => decode_212(bytes, out),
         Format::F310 => decode_310(bytes, out),
         Format::F311 => decode_311(bytes, out),
+        Format::F508 | Format::F516 | Format::F524 => {}
     }
     n
 }
@@ -391,7 +453,7 @@ fn decode_311(bytes: &[u8], out: &mut [i32]) {
 /// few bytes as the WFDB library writes, with unused bits zero.
 pub fn encode(format: Format, samples: &[i32], out: &mut Vec<u8>) {
     match format {
-        Format::Null => {}
+        Format::Null | Format::F508 | Format::F516 | Format::F524 => {}
         Format::F8 => out.extend(samples.iter().map(|&v| v as i8 as u8)),
         Format::F80 => out.extend(samples.iter().map(|&v| (v + 128) as u8)),
         Format::F16 => {
@@ -524,7 +586,7 @@ mod tests {
         // Without a sig_len the sample count comes from the file size, which is ambiguous
         // for a padded tail (four bytes of format 310 hold two or three samples): the
         // count read is the largest the bytes can hold, never fewer than were written.
-        for f in Format::ALL.into_iter().filter(|&f| f != Format::Null) {
+        for f in Format::PACKED.into_iter().filter(|&f| f != Format::Null) {
             for n in 0..20 {
                 for bytes in [f.bytes_written(n), f.bytes_needed(n)] {
                     let got = f.samples_in(bytes);
@@ -556,7 +618,10 @@ mod tests {
                 (160, 16),
                 (212, 12),
                 (310, 10),
-                (311, 10)
+                (311, 10),
+                (508, 12),
+                (516, 12),
+                (524, 12)
             ]
         );
         let writer: Vec<(u32, u32)> = Format::ALL
@@ -576,14 +641,17 @@ mod tests {
                 (160, 16),
                 (212, 12),
                 (310, 10),
-                (311, 10)
+                (311, 10),
+                (508, 8),
+                (516, 16),
+                (524, 24)
             ]
         );
     }
 
     #[test]
     fn byte_counts_past_u64_are_none_not_saturated() {
-        for f in Format::ALL {
+        for f in Format::PACKED {
             for n in 0..50 {
                 assert_eq!(
                     f.checked_bytes_needed(n),
@@ -605,7 +673,7 @@ mod tests {
     proptest! {
         #[test]
         fn encode_decode_round_trip(
-            (format, samples) in prop::sample::select(&Format::ALL[1..]).prop_flat_map(|f| (Just(f), stored(f)))
+            (format, samples) in prop::sample::select(&Format::PACKED[1..]).prop_flat_map(|f| (Just(f), stored(f)))
         ) {
             let mut bytes = Vec::new();
             encode(format, &samples, &mut bytes);
@@ -616,7 +684,7 @@ mod tests {
         }
 
         #[test]
-        fn decode_any_bytes_in_range(format in prop::sample::select(&Format::ALL[..]), bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        fn decode_any_bytes_in_range(format in prop::sample::select(&Format::PACKED[..]), bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             // Asking for more samples than the bytes hold decodes what they hold.
             let n = format.samples_in(bytes.len() as u64) as usize;
             let mut out = vec![0; n + 3];

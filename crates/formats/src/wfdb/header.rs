@@ -674,12 +674,8 @@ fn parse_signal_line(line: &str) -> Result<SignalSpec, WfdbErrorKind> {
         .find(['x', ':', '+'])
         .map_or((fmt_token, ""), |i| fmt_token.split_at(i));
     let code: u32 = parse_number(fmt_text, "signal format")?;
-    let format = Format::from_code(code).ok_or_else(|| {
-        bad(match code {
-            508 | 516 | 524 => format!("signal format {code} (FLAC) is not supported"),
-            _ => format!("unknown signal format {code}"),
-        })
-    })?;
+    let format =
+        Format::from_code(code).ok_or_else(|| bad(format!("unknown signal format {code}")))?;
     let mut spec = SignalSpec::new(file_name, format);
     while let Some(prefix) = modifiers.chars().next() {
         let r = &modifiers[prefix.len_utf8()..];

@@ -6,6 +6,7 @@
 //! each difference.
 
 pub mod annotation;
+mod flac;
 pub mod format;
 pub mod header;
 mod read;
@@ -13,6 +14,7 @@ mod write;
 
 use std::fmt;
 
+pub use flac::MAX_CHANNELS as MAX_FLAC_CHANNELS;
 pub use format::Format;
 pub use header::{BaseDate, BaseTime, DateOrder, Header, RecordLine, SegmentSpec, SignalSpec};
 pub use read::{

@@ -1,5 +1,8 @@
 //! Writing WFDB records: signal files in any supported format, and their header, with
-//! the initial values and checksums the WFDB library would write.
+//! the initial values and checksums the WFDB library would write. FLAC files (formats
+//! 508, 516, 524) are written as the WFDB library and wfdb-python write them: one stream,
+//! a channel per signal, samples of the format's size, blocks of 4096, a nominal rate of
+//! 96 kHz (docs/formats.md, "FLAC formats").
 
 use std::path::Path;
 
@@ -105,6 +108,20 @@ pub fn write_record(
             let (stream, initial, checksum) = prepare(i, &signals[i], &fail)?;
             fill_positional(&mut out_specs[i], initial, checksum);
             streams.push(stream);
+        }
+        if let Some(bits) = fmt.flac_bits() {
+            // One channel per signal, each its samples in order (check_file_groups has
+            // made sure they share the samples per frame, so the channels line up frame
+            // by frame).
+            let channels: Vec<&[i32]> = streams.iter().map(Vec::as_slice).collect();
+            let bytes = super::flac::encode(&channels, bits).map_err(|m| {
+                WfdbError::in_file(
+                    dir.join(&first.file_name).display().to_string(),
+                    WfdbErrorKind::Write(m),
+                )
+            })?;
+            files.push((dir.join(&first.file_name), bytes));
+            continue;
         }
         let spfs: Vec<usize> = specs[g.clone()]
             .iter()
