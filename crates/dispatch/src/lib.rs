@@ -42,6 +42,9 @@ pub struct Lease {
     pub attempt: AttemptKey,
     /// Without a heartbeat by then, the attempt is taken to be lost.
     pub expires_at: DateTime<Utc>,
+    /// How far each heartbeat moves the deadline (from the platform's now): a worker
+    /// whose heartbeats have all failed for this long takes the lease to be lost.
+    pub length: Duration,
     /// How often the worker heartbeats: a fraction of the lease, so that one or two
     /// heartbeats may be late or lost without the lease lapsing.
     pub heartbeat_every: Duration,

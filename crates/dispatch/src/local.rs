@@ -253,6 +253,7 @@ impl LocalDispatch {
         Lease {
             attempt: key,
             expires_at,
+            length: self.queue.inner.config.lease,
             heartbeat_every: self.queue.inner.config.heartbeat_every,
         }
     }
