@@ -108,7 +108,8 @@ pub enum Event {
     },
 }
 
-/// Hears a pool's [`Event`]s.
+/// Hears a pool's [`Event`]s. Called from the slots' tasks and the runs' threads: it
+/// must be quick (queue the event elsewhere if there is more to do).
 pub type Observer = Arc<dyn Fn(&Event) + Send + Sync>;
 
 /// Running worker slots; see the crate documentation.
@@ -161,6 +162,25 @@ impl Pool {
             .map(|slot| tokio::spawn(slot_loop(shared.clone(), slot, stop.subscribe())))
             .collect();
         Pool { tasks, stop }
+    }
+
+    /// [`Pool::start`] on a machine's own queue, as worker `name` (registered if it is
+    /// not yet): what `physiojudge serve` runs beside its server. The queue's reconciler
+    /// ([`dispatch::LocalQueue::spawn_reconciler`]) runs apart from the pool.
+    pub async fn start_local(
+        queue: &dispatch::LocalQueue,
+        name: &str,
+        judge: Arc<judge::Judge>,
+        config: Config,
+        observer: Option<Observer>,
+    ) -> Result<Pool, store::Error> {
+        let id = queue.register_worker(name).await?;
+        Ok(Pool::start(
+            Arc::new(queue.dispatcher(id, None)),
+            judge,
+            config,
+            observer,
+        ))
     }
 
     /// Stops taking jobs, stops the runs under way (each reported as an `error`,

@@ -456,6 +456,14 @@ async fn two_slots_keep_the_team_cap(backend: Backend) {
     f.gate.reached().await;
     // a1 is held mid-run; the other slot is idle while team a is at its cap of 1 ...
     assert_eq!(f.t.submission(a2.id).await.unwrap().state, State::Queued);
+    // (a team withdraws only what is queued: a1 runs on, docs/service.md)
+    assert!(matches!(
+        f.t.withdraw(a1.id, None).await,
+        Err(store::Error::Transition {
+            actual: Some(State::Running),
+            ..
+        })
+    ));
     // ... and takes team b's submission as soon as it comes.
     let b1 = f.submit(&b).await;
     let b_end = f.ended(b1.id, 1).await;
@@ -478,11 +486,49 @@ async fn two_slots_keep_the_team_cap(backend: Backend) {
     }
 }
 
+async fn a_shutdown_stops_the_run_and_reports_it(backend: Backend) {
+    let f = Fixture::new(backend).await;
+    let team = f.team("a").await;
+    let s = f.submit(&team).await;
+    f.gate.arm(s.id);
+    let pool = f.pool("w", 1).await;
+    f.gate.reached().await;
+    let stopping = tokio::spawn(pool.shutdown());
+    wait_for("the worker to stop the run", || {
+        f.events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, Event::Stopping { why, .. } if why.contains("shutting down")))
+    })
+    .await;
+    f.gate.release();
+    stopping.await.unwrap();
+    // Reported as ours (stopped), so it is queued again at once for attempt 2.
+    let endings = f.endings(s.id);
+    assert!(
+        matches!(
+            &endings[..],
+            [(
+                1,
+                Ending::Reported {
+                    outcome: Outcome::Error,
+                    reason: Some(ErrorReason::Stopped { .. })
+                }
+            )]
+        ),
+        "{endings:?}"
+    );
+    assert_eq!(f.result_json(s.id, 1)["verdict"], "stopped");
+    let after = f.t.submission(s.id).await.unwrap();
+    assert_eq!((after.state, after.attempt), (State::Queued, 1));
+}
+
 type Test = fn(Backend) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
 
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 5] = [
         ("killed_mid_run_then_retried_and_scored", |b| {
             Box::pin(killed_mid_run_then_retried_and_scored(b))
         }),
@@ -491,6 +537,9 @@ fn main() -> ExitCode {
         }),
         ("changed_data_is_an_error_not_judged", |b| {
             Box::pin(changed_data_is_an_error_not_judged(b))
+        }),
+        ("a_shutdown_stops_the_run_and_reports_it", |b| {
+            Box::pin(a_shutdown_stops_the_run_and_reports_it(b))
         }),
         ("two_slots_keep_the_team_cap", |b| {
             Box::pin(two_slots_keep_the_team_cap(b))
