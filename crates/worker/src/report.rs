@@ -30,7 +30,7 @@ pub enum ErrorReason {
     #[error("unknown challenge {challenge:?}: {message}")]
     UnknownChallenge { challenge: String, message: String },
     /// The judge could not finish (`fault`: the data's, the judge's, the machine's).
-    #[error("judge error ({fault:?} fault): {message}")]
+    #[error("judge error ({} fault): {message}", fault_word(.fault))]
     Judge { fault: Fault, message: String },
     /// The judge scored the entry but its private report has no usable ranking number.
     #[error("no ranking numbers: {message}")]
@@ -41,6 +41,16 @@ pub enum ErrorReason {
     /// The judge's thread panicked.
     #[error("judge panicked: {message}")]
     Panicked { message: String },
+}
+
+/// A fault as `result.json` spells it.
+fn fault_word(f: &Fault) -> &'static str {
+    match f {
+        Fault::Entry => "entry",
+        Fault::Data => "data",
+        Fault::Judge => "judge",
+        Fault::Machine => "machine",
+    }
 }
 
 /// The scorer's version: the `score` crate ships with the judge, under the workspace's
@@ -181,5 +191,136 @@ pub(crate) fn build(
             let why = stopping.unwrap_or("the run was stopped").to_owned();
             error(result_json, judge_version, ErrorReason::Stopped { why })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use judge::challenge::Better as JudgeBetter;
+    use judge::result::{ExamScore, JudgeFailure, RankedNumber, SplitSizes};
+
+    use super::*;
+
+    fn result(verdict: EntryVerdict) -> EvalResult {
+        EvalResult {
+            challenge: "physionet2022".into(),
+            entry: "entry.zip".into(),
+            verdict,
+            score: None,
+            split: SplitSizes::default(),
+            stages: Vec::new(),
+            quiz_score: None,
+            exam_score: Some(ExamScore {
+                precision: 3,
+                ranking: vec![
+                    RankedNumber {
+                        key: "score".into(),
+                        value: Some(0.148),
+                        better: JudgeBetter::Higher,
+                    },
+                    RankedNumber {
+                        key: "outcome_cost".into(),
+                        value: Some(15010.123),
+                        better: JudgeBetter::Lower,
+                    },
+                ],
+            }),
+            error: None,
+            judge_version: "0.1.0".into(),
+        }
+    }
+
+    fn folder(private: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("result.json"), "{\"as\": \"written\"}\n").unwrap();
+        if let Some(p) = private {
+            std::fs::create_dir(dir.path().join("private")).unwrap();
+            std::fs::write(dir.path().join("private/exam-score.json"), p).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn figures_are_the_scorers_own_not_the_rounded_view() {
+        let private =
+            r#"{"score": 0.14814814814814814, "outcome_cost": 15010.12345678901, "auroc": 0.5}"#;
+        let dir = folder(Some(private));
+        let (report, reason) = build(
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            dir.path(),
+            None,
+        );
+        assert_eq!(reason, None);
+        assert_eq!(report.outcome, Outcome::Scored);
+        assert_eq!(
+            report.figures,
+            [
+                Figure {
+                    key: "score".into(),
+                    value: Some(0.14814814814814814),
+                    better: Better::Higher,
+                },
+                Figure {
+                    key: "outcome_cost".into(),
+                    value: Some(15010.12345678901),
+                    better: Better::Lower,
+                },
+            ]
+        );
+        assert_eq!(
+            report.result_json.as_deref(),
+            Some("{\"as\": \"written\"}\n")
+        );
+        assert_eq!(report.private_json.as_deref(), Some(private));
+    }
+
+    #[test]
+    fn a_scored_result_without_its_private_report_is_our_error() {
+        let dir = folder(None);
+        let (report, reason) = build(
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            dir.path(),
+            None,
+        );
+        assert_eq!(report.outcome, Outcome::Error);
+        assert!(matches!(reason, Some(ErrorReason::NoFigures { .. })));
+        assert!(report.figures.is_empty());
+    }
+
+    #[test]
+    fn verdicts_map_to_outcomes() {
+        let dir = folder(None);
+        let out =
+            |verdict, stopping| build(RunEnd::Judged(Ok(result(verdict))), dir.path(), stopping);
+        assert_eq!(out(EntryVerdict::Failed, None).0.outcome, Outcome::Failed);
+        assert_eq!(out(EntryVerdict::DryRun, None).0.outcome, Outcome::Failed);
+        let (r, reason) = out(EntryVerdict::Stopped, Some("the worker is shutting down"));
+        assert_eq!(r.outcome, Outcome::Error);
+        assert_eq!(
+            r.message.as_deref(),
+            Some("stopped: the worker is shutting down")
+        );
+        assert!(matches!(reason, Some(ErrorReason::Stopped { .. })));
+        let mut e = result(EntryVerdict::Error);
+        e.error = Some(JudgeFailure {
+            fault: Fault::Machine,
+            message: "disk full".into(),
+        });
+        let (r, _) = build(RunEnd::Judged(Ok(e)), dir.path(), None);
+        assert_eq!(r.outcome, Outcome::Error);
+        assert_eq!(
+            r.message.as_deref(),
+            Some("judge error (machine fault): disk full")
+        );
+        // Refused before judging: no result.json is sent, even if a folder has one.
+        let (r, _) = build(
+            RunEnd::Refused(ErrorReason::DataChanged {
+                message: "a changed".into(),
+            }),
+            dir.path(),
+            None,
+        );
+        assert_eq!((r.outcome, r.result_json), (Outcome::Error, None));
+        assert_eq!(r.message.as_deref(), Some("data changed: a changed"));
     }
 }
