@@ -1,0 +1,326 @@
+//! What a worker reports of a run: the outcome, whose fault, the stored result.
+
+use std::path::Path;
+
+use judge::result::EntryVerdict;
+use judge::{EvalResult, Fault};
+use serde::{Deserialize, Serialize};
+use store::{Better, Figure, Outcome, Report};
+
+use crate::run::RunEnd;
+
+/// Why an attempt ended in `error` (the platform's fault, never the entry's). The stored
+/// message is this reason's text, which starts with what kind of reason it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ErrorReason {
+    /// The challenge's data folder differs from its manifest: not judged.
+    #[error("data changed: {message}")]
+    DataChanged { message: String },
+    /// The data folder could not be read.
+    #[error("data unreadable: {message}")]
+    DataUnreadable { message: String },
+    /// The entry file is not the one uploaded.
+    #[error("entry changed: its sha256 is {found}, the submission's {expected}")]
+    EntryChanged { expected: String, found: String },
+    /// The entry file could not be read.
+    #[error("entry unreadable: {message}")]
+    EntryUnreadable { message: String },
+    /// The judge does not know the challenge as registered.
+    #[error("unknown challenge {challenge:?}: {message}")]
+    UnknownChallenge { challenge: String, message: String },
+    /// The judge could not finish (`fault`: the data's, the judge's, the machine's).
+    #[error("judge error ({} fault): {message}", fault_word(.fault))]
+    Judge { fault: Fault, message: String },
+    /// The judge scored the entry but its private report has no usable ranking number.
+    #[error("no ranking numbers: {message}")]
+    NoFigures { message: String },
+    /// The run was stopped (the worker shutting down).
+    #[error("stopped: {why}")]
+    Stopped { why: String },
+    /// The judge's thread panicked.
+    #[error("judge panicked: {message}")]
+    Panicked { message: String },
+}
+
+/// A fault as `result.json` spells it.
+fn fault_word(f: &Fault) -> &'static str {
+    match f {
+        Fault::Entry => "entry",
+        Fault::Data => "data",
+        Fault::Judge => "judge",
+        Fault::Machine => "machine",
+    }
+}
+
+/// The scorer's version: the `score` crate ships with the judge, under the workspace's
+/// one version.
+fn scorer_version() -> String {
+    format!("score {}", env!("CARGO_PKG_VERSION"))
+}
+
+fn read_text(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn error(
+    result_json: Option<String>,
+    judge_version: String,
+    reason: ErrorReason,
+) -> (Report, Option<ErrorReason>) {
+    (
+        Report {
+            outcome: Outcome::Error,
+            result_json,
+            private_json: None,
+            figures: Vec::new(),
+            scorer_version: scorer_version(),
+            judge_version,
+            message: Some(reason.to_string()),
+        },
+        Some(reason),
+    )
+}
+
+/// The ranking numbers of a scored result: the keys and directions the participant's
+/// view lists (`exam_score.ranking`), each value exactly as the scorer wrote it in
+/// `private/exam-score.json` — never the rounded one.
+fn figures(r: &EvalResult, private: Option<&str>) -> Result<Vec<Figure>, String> {
+    let ranking = r
+        .exam_score
+        .as_ref()
+        .map(|s| s.ranking.as_slice())
+        .unwrap_or_default();
+    if ranking.is_empty() {
+        return Err("result.json lists no ranking numbers".to_owned());
+    }
+    let private = private.ok_or("private/exam-score.json is missing")?;
+    let report: serde_json::Value = serde_json::from_str(private)
+        .map_err(|e| format!("private/exam-score.json is not JSON: {e}"))?;
+    Ok(ranking
+        .iter()
+        .map(|n| Figure {
+            key: n.key.clone(),
+            value: report
+                .get(&n.key)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|v| v.is_finite()),
+            better: match n.better {
+                judge::challenge::Better::Higher => Better::Higher,
+                judge::challenge::Better::Lower => Better::Lower,
+            },
+        })
+        .collect())
+}
+
+/// The report of a run whose result folder is `out`. `stopping`: why the worker stopped
+/// the run, if it did.
+pub(crate) fn build(
+    ended: RunEnd,
+    out: &Path,
+    stopping: Option<&str>,
+) -> (Report, Option<ErrorReason>) {
+    let ours = env!("CARGO_PKG_VERSION").to_owned();
+    let result_json = read_text(&out.join("result.json"));
+    let r = match ended {
+        RunEnd::Refused(reason) => return error(None, ours, reason),
+        RunEnd::Judged(Err(e)) => {
+            // The judge writes a result.json with verdict `error` once it made the
+            // folder: kept with the report, for the organiser.
+            let reason = ErrorReason::Judge {
+                fault: e.fault(),
+                message: e.to_string(),
+            };
+            return error(result_json, ours, reason);
+        }
+        RunEnd::Judged(Ok(r)) => r,
+    };
+    // result.json as the judge wrote it; as it serialises if the file cannot be read
+    // back (the same value: the judge's own tests pin that).
+    let result_json = result_json.or_else(|| serde_json::to_string(&r).ok());
+    let judge_version = r.judge_version.clone();
+    let private_json = read_text(&out.join("private/exam-score.json"));
+    match r.verdict {
+        EntryVerdict::Scored => match figures(&r, private_json.as_deref()) {
+            Ok(figures) => (
+                Report {
+                    outcome: Outcome::Scored,
+                    result_json,
+                    private_json,
+                    figures,
+                    scorer_version: scorer_version(),
+                    judge_version,
+                    message: None,
+                },
+                None,
+            ),
+            Err(message) => error(
+                result_json,
+                judge_version,
+                ErrorReason::NoFigures { message },
+            ),
+        },
+        // A dry run is the entry's choice (`DRYRUN`): judged to the quiz, never ranked,
+        // counted like a failed one.
+        EntryVerdict::Failed | EntryVerdict::DryRun => (
+            Report {
+                outcome: Outcome::Failed,
+                result_json,
+                private_json,
+                figures: Vec::new(),
+                scorer_version: scorer_version(),
+                judge_version,
+                message: None,
+            },
+            None,
+        ),
+        EntryVerdict::Error => {
+            let reason = match &r.error {
+                Some(f) => ErrorReason::Judge {
+                    fault: f.fault,
+                    message: f.message.clone(),
+                },
+                None => ErrorReason::Judge {
+                    fault: Fault::Judge,
+                    message: "verdict error without a reason".to_owned(),
+                },
+            };
+            error(result_json, judge_version, reason)
+        }
+        EntryVerdict::Stopped => {
+            let why = stopping.unwrap_or("the run was stopped").to_owned();
+            error(result_json, judge_version, ErrorReason::Stopped { why })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use judge::challenge::Better as JudgeBetter;
+    use judge::result::{ExamScore, JudgeFailure, RankedNumber, SplitSizes};
+
+    use super::*;
+
+    fn result(verdict: EntryVerdict) -> EvalResult {
+        EvalResult {
+            challenge: "physionet2022".into(),
+            entry: "entry.zip".into(),
+            verdict,
+            score: None,
+            split: SplitSizes::default(),
+            stages: Vec::new(),
+            quiz_score: None,
+            exam_score: Some(ExamScore {
+                precision: 3,
+                ranking: vec![
+                    RankedNumber {
+                        key: "score".into(),
+                        value: Some(0.148),
+                        better: JudgeBetter::Higher,
+                    },
+                    RankedNumber {
+                        key: "outcome_cost".into(),
+                        value: Some(15010.123),
+                        better: JudgeBetter::Lower,
+                    },
+                ],
+            }),
+            error: None,
+            judge_version: "0.1.0".into(),
+        }
+    }
+
+    fn folder(private: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("result.json"), "{\"as\": \"written\"}\n").unwrap();
+        if let Some(p) = private {
+            std::fs::create_dir(dir.path().join("private")).unwrap();
+            std::fs::write(dir.path().join("private/exam-score.json"), p).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn figures_are_the_scorers_own_not_the_rounded_view() {
+        let private =
+            r#"{"score": 0.14814814814814814, "outcome_cost": 15010.12345678901, "auroc": 0.5}"#;
+        let dir = folder(Some(private));
+        let (report, reason) = build(
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            dir.path(),
+            None,
+        );
+        assert_eq!(reason, None);
+        assert_eq!(report.outcome, Outcome::Scored);
+        assert_eq!(
+            report.figures,
+            [
+                Figure {
+                    key: "score".into(),
+                    value: Some(0.14814814814814814),
+                    better: Better::Higher,
+                },
+                Figure {
+                    key: "outcome_cost".into(),
+                    value: Some(15010.12345678901),
+                    better: Better::Lower,
+                },
+            ]
+        );
+        assert_eq!(
+            report.result_json.as_deref(),
+            Some("{\"as\": \"written\"}\n")
+        );
+        assert_eq!(report.private_json.as_deref(), Some(private));
+    }
+
+    #[test]
+    fn a_scored_result_without_its_private_report_is_our_error() {
+        let dir = folder(None);
+        let (report, reason) = build(
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            dir.path(),
+            None,
+        );
+        assert_eq!(report.outcome, Outcome::Error);
+        assert!(matches!(reason, Some(ErrorReason::NoFigures { .. })));
+        assert!(report.figures.is_empty());
+    }
+
+    #[test]
+    fn verdicts_map_to_outcomes() {
+        let dir = folder(None);
+        let out =
+            |verdict, stopping| build(RunEnd::Judged(Ok(result(verdict))), dir.path(), stopping);
+        assert_eq!(out(EntryVerdict::Failed, None).0.outcome, Outcome::Failed);
+        assert_eq!(out(EntryVerdict::DryRun, None).0.outcome, Outcome::Failed);
+        let (r, reason) = out(EntryVerdict::Stopped, Some("the worker is shutting down"));
+        assert_eq!(r.outcome, Outcome::Error);
+        assert_eq!(
+            r.message.as_deref(),
+            Some("stopped: the worker is shutting down")
+        );
+        assert!(matches!(reason, Some(ErrorReason::Stopped { .. })));
+        let mut e = result(EntryVerdict::Error);
+        e.error = Some(JudgeFailure {
+            fault: Fault::Machine,
+            message: "disk full".into(),
+        });
+        let (r, _) = build(RunEnd::Judged(Ok(e)), dir.path(), None);
+        assert_eq!(r.outcome, Outcome::Error);
+        assert_eq!(
+            r.message.as_deref(),
+            Some("judge error (machine fault): disk full")
+        );
+        // Refused before judging: no result.json is sent, even if a folder has one.
+        let (r, _) = build(
+            RunEnd::Refused(ErrorReason::DataChanged {
+                message: "a changed".into(),
+            }),
+            dir.path(),
+            None,
+        );
+        assert_eq!((r.outcome, r.result_json), (Outcome::Error, None));
+        assert_eq!(r.message.as_deref(), Some("data changed: a changed"));
+    }
+}

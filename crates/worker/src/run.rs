@@ -1,0 +1,315 @@
+//! One job: checks, the judge's run beside the heartbeats, the report.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dispatch::{Assignment, DispatchError, Lease, RunProgress, Standing};
+use judge::{CancelToken, EvalResult, Judge, JudgeError, Request};
+use store::{AttemptKey, Definition, Report};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::report::{self, ErrorReason};
+use crate::{Ending, Event, Shared};
+
+/// Reports that fail for a fault of the queue are tried this many times, the wait
+/// doubling from `retry_wait`.
+const REPORT_TRIES: u32 = 5;
+
+/// How a run on the blocking thread ended.
+pub(crate) enum RunEnd {
+    /// Not judged: a check before judging refused the job.
+    Refused(ErrorReason),
+    /// The judge ran.
+    Judged(Result<EvalResult, JudgeError>),
+}
+
+/// An attempt's result folder.
+pub fn result_dir(state_dir: &Path, key: AttemptKey) -> PathBuf {
+    state_dir
+        .join("results")
+        .join(key.submission.to_string())
+        .join(key.number.to_string())
+}
+
+/// Cancels the run when the job's task ends without finishing it (aborted, dropped):
+/// the evaluation on its blocking thread would otherwise go on with nobody to report.
+struct CancelOnDrop(CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Takes the judge's events to the heartbeat (through `progress`) and to the observer.
+struct Sink<'a> {
+    shared: &'a Shared,
+    slot: usize,
+    attempt: AttemptKey,
+    progress: &'a Mutex<RunProgress>,
+}
+
+impl judge::Progress for Sink<'_> {
+    fn event(&mut self, event: judge::Event<'_>) {
+        let now = match event {
+            judge::Event::Stage { stage, records } => RunProgress {
+                stage: Some(stage.as_str().to_owned()),
+                done: 0,
+                total: records,
+            },
+            judge::Event::Record {
+                stage, done, total, ..
+            } => RunProgress {
+                stage: Some(stage.as_str().to_owned()),
+                done,
+                total,
+            },
+            judge::Event::Done(_) => return,
+        };
+        *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = now.clone();
+        self.shared.tell(Event::Progress {
+            slot: self.slot,
+            attempt: self.attempt,
+            progress: now,
+        });
+    }
+}
+
+/// The judge's id of the challenge the platform registered with `definition`: a
+/// built-in one by its id; a TOML one only if the judge was given the very same
+/// definition (the binary adds the registered definitions to its judge).
+fn judge_challenge(
+    judge: &Judge,
+    job_challenge: &str,
+    definition: &Definition,
+) -> Result<String, ErrorReason> {
+    match definition {
+        Definition::Builtin(id) => match judge.challenge(id) {
+            Some(_) => Ok(id.clone()),
+            None => Err(ErrorReason::UnknownChallenge {
+                challenge: job_challenge.to_owned(),
+                message: format!("the judge has no built-in challenge {id:?}"),
+            }),
+        },
+        Definition::Toml(text) => {
+            let parsed = judge::Challenge::parse(text, job_challenge).map_err(|e| {
+                ErrorReason::UnknownChallenge {
+                    challenge: job_challenge.to_owned(),
+                    message: e.to_string(),
+                }
+            })?;
+            match judge.challenge(&parsed.id) {
+                Some(known) if *known == parsed => Ok(parsed.id),
+                Some(_) => Err(ErrorReason::UnknownChallenge {
+                    challenge: job_challenge.to_owned(),
+                    message: format!(
+                        "the judge's definition of {:?} differs from the registered one",
+                        parsed.id
+                    ),
+                }),
+                None => Err(ErrorReason::UnknownChallenge {
+                    challenge: job_challenge.to_owned(),
+                    message: format!("the judge was not given the definition of {:?}", parsed.id),
+                }),
+            }
+        }
+    }
+}
+
+/// Everything done on the blocking thread: the checks, then the judge.
+fn judge_one(
+    shared: &Shared,
+    slot: usize,
+    a: &Assignment,
+    out: &Path,
+    token: &CancelToken,
+    progress: &Mutex<RunProgress>,
+) -> RunEnd {
+    let challenge = match judge_challenge(&shared.judge, &a.job.challenge, &a.definition) {
+        Ok(c) => c,
+        Err(e) => return RunEnd::Refused(e),
+    };
+    // The entry as uploaded: the file the submission's sha256 names.
+    match store::manifest::file_sha256(&a.entry) {
+        Ok(sum) if sum == a.job.entry_sha256 => {}
+        Ok(sum) => {
+            return RunEnd::Refused(ErrorReason::EntryChanged {
+                expected: a.job.entry_sha256.clone(),
+                found: sum,
+            });
+        }
+        Err(e) => {
+            return RunEnd::Refused(ErrorReason::EntryUnreadable {
+                message: e.to_string(),
+            });
+        }
+    }
+    // The data as registered (docs/service.md): a changed folder is refused, not judged.
+    let data = match &shared.config.data_root {
+        Some(root) => root.join(&a.job.challenge),
+        None => a.data_path.clone(),
+    };
+    if let Err(e) = a.manifest.verify(&data) {
+        return RunEnd::Refused(match e {
+            store::Error::DataChanged { .. } => ErrorReason::DataChanged {
+                message: e.to_string(),
+            },
+            e => ErrorReason::DataUnreadable {
+                message: e.to_string(),
+            },
+        });
+    }
+    let request = Request {
+        challenge: &challenge,
+        entry: &a.entry,
+        data: &data,
+        out,
+        cancel: Some(token),
+    };
+    let mut sink = Sink {
+        shared,
+        slot,
+        attempt: a.lease.attempt,
+        progress,
+    };
+    RunEnd::Judged(shared.judge.evaluate(&request, &mut sink))
+}
+
+/// Runs one job to its end: see the crate documentation.
+pub(crate) async fn job(
+    shared: &Arc<Shared>,
+    slot: usize,
+    a: Assignment,
+    stop: &mut watch::Receiver<bool>,
+) {
+    let key = a.lease.attempt;
+    let out = result_dir(&shared.config.state_dir, key);
+    let token = CancelToken::new();
+    let _cancel_on_drop = CancelOnDrop(token.clone());
+    let progress = Arc::new(Mutex::new(RunProgress::default()));
+    let mut run = {
+        let (shared, a, out, token, progress) = (
+            shared.clone(),
+            a.clone(),
+            out.clone(),
+            token.clone(),
+            progress.clone(),
+        );
+        tokio::task::spawn_blocking(move || judge_one(&shared, slot, &a, &out, &token, &progress))
+    };
+    let mut lease = a.lease.clone();
+    let every = lease.heartbeat_every.max(Duration::from_millis(10));
+    let mut tick = tokio::time::interval_at(Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut held_at = Instant::now();
+    let mut lost: Option<String> = None;
+    let mut stopping: Option<String> = None;
+    let ended = loop {
+        tokio::select! {
+            r = &mut run => break r,
+            _ = tick.tick(), if lost.is_none() => {
+                let now = progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let beat = tokio::time::timeout(every, shared.dispatch.heartbeat(&lease, &now)).await;
+                let why = match beat {
+                    Ok(Ok(Standing::Held { until })) => {
+                        lease.expires_at = until;
+                        held_at = Instant::now();
+                        None
+                    }
+                    Ok(Ok(Standing::Lost { why, state })) => Some(match state {
+                        Some(s) => format!("lease lost: {why} (the submission is {s})"),
+                        None => format!("lease lost: {why}"),
+                    }),
+                    Ok(Err(e)) => heartbeat_failed(&lease, held_at, &e.to_string()),
+                    Err(_) => heartbeat_failed(&lease, held_at, "no answer in time"),
+                };
+                if let Some(why) = why {
+                    // Not ours any more: stop, and report nothing (it would be refused).
+                    tracing::warn!(slot, attempt = %key, "{why}: stopping the run");
+                    token.cancel();
+                    shared.tell(Event::Stopping { slot, attempt: key, why: why.clone() });
+                    lost = Some(why);
+                }
+            }
+            _ = crate::stopped(stop), if stopping.is_none() => {
+                let why = "the worker is shutting down".to_owned();
+                token.cancel();
+                shared.tell(Event::Stopping { slot, attempt: key, why: why.clone() });
+                stopping = Some(why);
+            }
+        }
+    };
+    let ended = ended.unwrap_or_else(|e| {
+        RunEnd::Refused(ErrorReason::Panicked {
+            message: e.to_string(),
+        })
+    });
+    let ending = match lost {
+        Some(why) => Ending::Abandoned { why },
+        None => {
+            let (report, reason) = report::build(ended, &out, stopping.as_deref());
+            let ending = deliver(shared, &lease, &report, reason).await;
+            if let Ending::Reported { outcome, reason } = &ending {
+                match reason {
+                    Some(r) => tracing::warn!(slot, attempt = %key, "reported {outcome}: {r}"),
+                    None => tracing::info!(slot, attempt = %key, "reported {outcome}"),
+                }
+            }
+            ending
+        }
+    };
+    shared.tell(Event::Finished {
+        slot,
+        attempt: key,
+        ending,
+    });
+}
+
+/// A heartbeat that failed: the lease is taken to be lost once no heartbeat got
+/// through for its whole length (the reconciler may have moved on by then).
+fn heartbeat_failed(lease: &Lease, held_at: Instant, why: &str) -> Option<String> {
+    tracing::warn!(attempt = %lease.attempt, "heartbeat failed: {why}");
+    (held_at.elapsed() >= lease.length).then(|| {
+        format!(
+            "no heartbeat got through for {:?} (last: {why})",
+            lease.length
+        )
+    })
+}
+
+/// Reports, trying again while the queue fails (not when it refuses).
+async fn deliver(
+    shared: &Shared,
+    lease: &Lease,
+    report: &Report,
+    reason: Option<ErrorReason>,
+) -> Ending {
+    let mut wait = shared.config.retry_wait;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match shared.dispatch.report(lease, report).await {
+            Ok(_) => {
+                return Ending::Reported {
+                    outcome: report.outcome,
+                    reason,
+                };
+            }
+            Err(DispatchError::Refused { why, .. }) => {
+                tracing::warn!(attempt = %lease.attempt, "report refused: {why}");
+                return Ending::Refused { why };
+            }
+            Err(e) if !e.is_transient() || tries >= REPORT_TRIES => {
+                tracing::error!(attempt = %lease.attempt, "report not delivered: {e}");
+                return Ending::Undelivered { why: e.to_string() };
+            }
+            Err(e) => {
+                tracing::warn!(attempt = %lease.attempt, "report failed, trying again: {e}");
+                tokio::time::sleep(wait).await;
+                wait = wait.saturating_mul(2);
+            }
+        }
+    }
+}
