@@ -4,18 +4,24 @@
 //! the kernel through rarely needed interfaces, or spy on other runs: new namespaces,
 //! mounts, tracing other processes, children of another process (`CLONE_PARENT`), kernel
 //! keyrings, BPF, io_uring, perf events, userfaultfd, module and kexec loading, and
-//! packet or vsock sockets. Such a call, by any process of the run, is never carried
-//! out: the filter notifies the slot's spawner (a seccomp user notification), which
-//! ends the run with `forbidden_syscall`, naming the call. `clone3` is refused with
-//! ENOSYS instead: its flags live in memory a filter cannot read, and libc falls back to
-//! `clone`, whose flags the filter checks. `fallocate` with `FALLOC_FL_KEEP_SIZE` is
-//! refused with EOPNOTSUPP (as by a file system without it): it reserves disk blocks
-//! without growing the file, which the file size limit never sees.
+//! packet or vsock sockets, and any system call of another architecture (a 32-bit `int
+//! 0x80` on x86-64). Such a call, by any process of the run, is never carried out: the
+//! filter notifies the slot's spawner (a seccomp user notification), which ends the run
+//! with `forbidden_syscall`, naming the call. `clone3` is refused with ENOSYS instead: its
+//! flags live in memory a filter cannot read, and libc falls back to `clone`, whose flags
+//! the filter checks. `fallocate` with `FALLOC_FL_KEEP_SIZE` is refused with EOPNOTSUPP
+//! (as by a file system without it): it reserves disk blocks without growing the file,
+//! which the file size limit never sees.
+//!
+//! The filters that refuse a call with an error let a call of another architecture
+//! through (the notifying filter stops it): their compiled architecture check would
+//! otherwise kill the process, which outranks a notification, and the spawner would never
+//! hear of it.
 //!
 //! Arguments the kernel reads as `int` are compared on their low 32 bits only: the
 //! kernel ignores the upper half, so a filter comparing all 64 bits would let
 //! `socket(AF_VSOCK | 1 << 32, ...)` through. On x86-64, system call numbers with the
-//! x32 bit set are killed as a whole: the kernel may serve them as the same calls.
+//! x32 bit set are stopped as a whole: the kernel may serve them as the same calls.
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -180,7 +186,32 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
             insn.k = libc::SECCOMP_RET_USER_NOTIF;
         }
     }
-    Ok([kill, enosys.try_into()?, eopnotsupp.try_into()?])
+    let mut refusing = [enosys.try_into()?, eopnotsupp.try_into()?];
+    for filter in &mut refusing {
+        allow_other_arches(filter);
+    }
+    let [enosys, eopnotsupp] = refusing;
+    Ok([kill, enosys, eopnotsupp])
+}
+
+/// Makes a compiled filter let calls of another architecture through instead of killing
+/// the process (see the module's comment): seccompiler starts every filter with the
+/// check `load arch; if native skip one; return KILL_PROCESS`, whose return is changed.
+fn allow_other_arches(filter: &mut BpfProgram) {
+    let load_arch = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    let jump_if_native = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+    if let [load, check, kill, ..] = filter.as_mut_slice()
+        && load.code == load_arch
+        && load.k == 4
+        && check.code == jump_if_native
+        && check.k == native_arch()
+        && (check.jt, check.jf) == (1, 0)
+        && kill.code == ret
+        && kill.k == libc::SECCOMP_RET_KILL_PROCESS
+    {
+        kill.k = libc::SECCOMP_RET_ALLOW;
+    }
 }
 
 /// Installs the first of [`filters`] on this thread (before any other thread exists), with
@@ -265,8 +296,9 @@ fn native_arch() -> u32 {
     }
 }
 
-/// Instructions put before the kill filter: on x86-64, a system call number with the
-/// x32 bit (`__X32_SYSCALL_BIT`) set kills the process. The filter compiled by
+/// Instructions put before the notifying filter: on x86-64, a system call number with
+/// the x32 bit (`__X32_SYSCALL_BIT`) set is stopped (the return here becomes a
+/// notification with the filter's others). The filter compiled by
 /// seccompiler matches exact numbers, so `unshare | 0x40000000` would otherwise pass it
 /// and reach the kernel's x32 table on kernels built with x32 support. BPF jumps are
 /// relative and only forward, so the compiled filter after these is unchanged.
@@ -279,7 +311,7 @@ fn x32_guard() -> Vec<sock_filter> {
     let ld = |k| stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, k);
     vec![
         ld(ARCH),
-        // Another architecture: on to the compiled filter, which kills it.
+        // Another architecture: on to the compiled filter, which stops it.
         jump(libc::BPF_JEQ, native_arch(), 0, 3),
         ld(NR),
         jump(libc::BPF_JGE, X32_SYSCALL_BIT, 0, 1),
@@ -309,5 +341,133 @@ fn jump(op: u32, k: u32, jt: u8, jf: u8) -> sock_filter {
         jt,
         jf,
         k,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's `struct seccomp_data` for one call.
+    struct Call {
+        nr: i64,
+        arch: u32,
+        args: [u64; 6],
+    }
+
+    impl Call {
+        fn native(nr: i64, args: &[u64]) -> Call {
+            let mut all = [0; 6];
+            all[..args.len()].copy_from_slice(args);
+            Call {
+                nr,
+                arch: native_arch(),
+                args: all,
+            }
+        }
+
+        /// The 32-bit word at `offset` of `struct seccomp_data` (little-endian).
+        fn word(&self, offset: u32) -> u32 {
+            match offset {
+                0 => self.nr as u32,
+                4 => self.arch,
+                8 | 12 => 0,
+                o => {
+                    let arg = self.args[((o - 16) / 8) as usize];
+                    if o % 8 == 0 {
+                        arg as u32
+                    } else {
+                        (arg >> 32) as u32
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs one classic BPF program, of the instructions seccompiler and this module emit.
+    fn run(filter: &[sock_filter], call: &Call) -> u32 {
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &filter[pc];
+            let code = u32::from(i.code);
+            pc += 1;
+            match code {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => acc = call.word(i.k),
+                c if c == libc::BPF_ALU | libc::BPF_AND | libc::BPF_K => acc &= i.k,
+                c if c == libc::BPF_RET | libc::BPF_K => return i.k,
+                c if c == libc::BPF_JMP | libc::BPF_JA => pc += i.k as usize,
+                c if c & 0x07 == libc::BPF_JMP => {
+                    let taken = match c & 0xf0 {
+                        op if op == libc::BPF_JEQ => acc == i.k,
+                        op if op == libc::BPF_JGT => acc > i.k,
+                        op if op == libc::BPF_JGE => acc >= i.k,
+                        op if op == libc::BPF_JSET => acc & i.k != 0,
+                        op => panic!("jump {op:#x}"),
+                    };
+                    pc += usize::from(if taken { i.jt } else { i.jf });
+                }
+                c => panic!("instruction {c:#x}"),
+            }
+        }
+    }
+
+    /// What the kernel does with a call under all the filters: the action of the highest
+    /// precedence (the lowest as a signed number: kill, then errors, then notification).
+    fn verdict(call: &Call) -> u32 {
+        filters()
+            .unwrap()
+            .iter()
+            .map(|f| run(f, call))
+            .min_by_key(|&r| (r & libc::SECCOMP_RET_ACTION_FULL) as i32)
+            .unwrap()
+    }
+
+    const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
+    fn errno(e: i32) -> u32 {
+        libc::SECCOMP_RET_ERRNO | e as u32
+    }
+
+    #[test]
+    fn forbidden_calls_notify_the_spawner_and_others_are_allowed() {
+        assert_eq!(verdict(&Call::native(libc::SYS_unshare, &[0])), NOTIFY);
+        assert_eq!(verdict(&Call::native(libc::SYS_getpid, &[])), ALLOW);
+        let clone = |flags: i32| verdict(&Call::native(libc::SYS_clone, &[flags as u64]));
+        assert_eq!(clone(libc::SIGCHLD), ALLOW);
+        assert_eq!(clone(libc::CLONE_NEWUSER | libc::SIGCHLD), NOTIFY);
+    }
+
+    /// Another architecture is stopped by the notifying filter, and the refusing filters
+    /// let it through to it (their own check killed the process, which outranks the
+    /// notification: the spawner never heard of the call).
+    #[test]
+    fn a_call_of_another_architecture_notifies() {
+        const AUDIT_ARCH_I386: u32 = 3 | 0x4000_0000;
+        let call = Call {
+            nr: 20,
+            arch: AUDIT_ARCH_I386,
+            args: [0; 6],
+        };
+        assert_eq!(verdict(&call), NOTIFY);
+        for f in &filters().unwrap()[1..] {
+            assert_eq!(run(f, &call), ALLOW);
+        }
+    }
+
+    #[test]
+    fn calls_with_a_fallback_are_refused_with_an_error() {
+        let enosys = errno(libc::ENOSYS);
+        assert_eq!(verdict(&Call::native(libc::SYS_clone3, &[0, 88])), enosys);
+        let keep = libc::FALLOC_FL_KEEP_SIZE as u64;
+        let fallocate = |mode| verdict(&Call::native(libc::SYS_fallocate, &[3, mode, 0, 1]));
+        assert_eq!(fallocate(keep), errno(libc::EOPNOTSUPP));
+        assert_eq!(fallocate(0), ALLOW);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn x32_numbers_notify() {
+        assert_eq!(verdict(&Call::native(0x4000_0000 | 39, &[])), NOTIFY);
     }
 }

@@ -759,3 +759,41 @@ fn a_served_program_that_never_reads_is_stopped_by_its_limits_and_frees_the_serv
     expect(&r, Verdict::WallTimeLimit, "silent");
     assert_eq!(served.unwrap(), Err(std::io::ErrorKind::BrokenPipe));
 }
+
+/// A 32-bit system call (`int 0x80`) is checked by the filters as another architecture;
+/// by the main program or a child, it ends the run as a forbidden call (it was killed by
+/// the later filters' architecture check, which the spawner never heard of: `signalled`
+/// for the program, `ok` for a child).
+#[test]
+fn a_32_bit_call_is_a_forbidden_call() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("a_32_bit_call: skipped: x86-64 only");
+        return;
+    }
+    let script = "import ctypes, mmap, os, sys\n\
+        buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n\
+        buf.write(b'\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3')  # mov eax, 20 (getpid); int 0x80; ret\n\
+        call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))\n\
+        if sys.argv[1] == 'main': print('returned', call())\n\
+        elif os.fork() == 0: print('returned', call()); os._exit(0)\n\
+        else: os.wait(); print('parent went on')\n";
+    for who in ["main", "child"] {
+        let Some(cfg) = config("32_bit", &["/usr/bin/python3", "-c", script, who]) else {
+            return;
+        };
+        let r = run(&cfg);
+        expect(&r, Verdict::ForbiddenSyscall, who);
+        assert_eq!(
+            r.result.message.as_deref(),
+            Some(
+                "stopped at a forbidden system call: a system call of another architecture (32-bit)"
+            ),
+            "{who}"
+        );
+        assert!(
+            r.stdout.is_empty(),
+            "{who}: {}",
+            String::from_utf8_lossy(&r.stdout)
+        );
+    }
+}
