@@ -23,7 +23,9 @@
 //! line: `setup MESSAGE` (the sandbox failed: the judge's fault) or `exec MESSAGE` (the
 //! command could not be executed: the entry's). The spawner then reports how the
 //! program ended, `exit N` or `signal N`, after an `instructions N` line when the
-//! program's instructions were counted; the runner reads the first line that says why.
+//! program's instructions were counted and a `forbidden CALL` line when a process of the
+//! run made a forbidden call (which may also come after it, for a process the program
+//! left); the runner reads the first line that says why.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};

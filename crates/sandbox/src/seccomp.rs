@@ -4,8 +4,9 @@
 //! the kernel through rarely needed interfaces, or spy on other runs: new namespaces,
 //! mounts, tracing other processes, children of another process (`CLONE_PARENT`), kernel
 //! keyrings, BPF, io_uring, perf events, userfaultfd, module and kexec loading, and
-//! packet or vsock sockets, and any system call of another architecture (a 32-bit `int
-//! 0x80` on x86-64). Such a call, by any process of the run, is never carried out: the
+//! packet or vsock sockets, a seccomp filter with a listener of its own (which could
+//! answer "continue" to its own forbidden calls), and any system call of another
+//! architecture (a 32-bit `int 0x80` on x86-64). Such a call, by any process of the run, is never carried out: the
 //! filter notifies the slot's spawner (a seccomp user notification), which ends the run
 //! with `forbidden_syscall`, naming the call. `clone3` is refused with ENOSYS instead: its
 //! flags live in memory a filter cannot read, and libc falls back to `clone`, whose flags
@@ -144,6 +145,27 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
             })
             .collect(),
     );
+    // A filter of the run's own with a listener: while the spawner's listener is open the
+    // kernel refuses a second one anyway, but a filter whose listener is the run's could
+    // answer "continue" to the run's own forbidden calls.
+    let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    kill.insert(
+        libc::SYS_seccomp,
+        vec![rule(vec![
+            arg(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                libc::SECCOMP_SET_MODE_FILTER as u64,
+            ),
+            arg(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(flags),
+                flags,
+            ),
+        ])],
+    );
     let kill = SeccompFilter::new(
         kill,
         SeccompAction::Allow,
@@ -278,6 +300,7 @@ fn describe(nr: i64, arch: u32) -> String {
     let name = match nr {
         libc::SYS_clone => "clone with a namespace flag or CLONE_PARENT",
         libc::SYS_socket => "socket of family AF_PACKET or AF_VSOCK",
+        libc::SYS_seccomp => "seccomp filter with a listener",
         _ => match FORBIDDEN.iter().find(|&&(n, _)| n == nr) {
             Some((_, name)) => name,
             None => return format!("system call {nr}"),
@@ -436,6 +459,26 @@ mod tests {
         let clone = |flags: i32| verdict(&Call::native(libc::SYS_clone, &[flags as u64]));
         assert_eq!(clone(libc::SIGCHLD), ALLOW);
         assert_eq!(clone(libc::CLONE_NEWUSER | libc::SIGCHLD), NOTIFY);
+    }
+
+    #[test]
+    fn a_filter_with_a_listener_is_forbidden_and_one_without_is_not() {
+        let seccomp = |flags: u32| {
+            let mode = libc::SECCOMP_SET_MODE_FILTER as u64;
+            verdict(&Call::native(
+                libc::SYS_seccomp,
+                &[mode, u64::from(flags), 0],
+            ))
+        };
+        assert_eq!(
+            seccomp(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32),
+            NOTIFY
+        );
+        let tsync = libc::SECCOMP_FILTER_FLAG_TSYNC as u32;
+        let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32;
+        assert_eq!(seccomp(listener | tsync), NOTIFY);
+        assert_eq!(seccomp(0), ALLOW);
+        assert_eq!(seccomp(tsync), ALLOW);
     }
 
     /// Another architecture is stopped by the notifying filter, and the refusing filters

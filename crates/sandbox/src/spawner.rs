@@ -8,7 +8,11 @@
 //! has been handed over, and gets ready while that run goes on). A run is then: attach
 //! the run's binds in the program's mount namespace (entered with `setns` for the time
 //! being), hand it the run's descriptors, and wait: the spawner reports how the program
-//! ended on the run's status pipe and closes it, which tells the runner the run is over.
+//! ended on the run's status pipe, which tells the runner to kill what the program left,
+//! and keeps the listener of the run's seccomp filter until every process of the run is
+//! dead (one left running would otherwise be unsupervised for a while, and could make a
+//! forbidden call of its own). It then closes the status pipe, which tells the runner the
+//! run is over.
 //! Only then does it let the program's mount namespace go, so that unmounting it is not
 //! part of the run.
 //!
@@ -632,8 +636,9 @@ struct Started {
 }
 
 impl Started {
-    /// Waits for the program and reports its ending on the run's status pipe, whose
-    /// closing then tells the runner the run is over.
+    /// Waits for the program and reports its ending on the run's status pipe, then for
+    /// every other process of the run to be gone (the runner kills them when it reads the
+    /// ending), and closes the pipe, which tells the runner the run is over.
     fn see_through(self) {
         let pid = self.pid;
         // A forbidden call by any process of the run ends it: the program is killed (the
@@ -651,17 +656,55 @@ impl Started {
                 Err(e) => break format!("setup waiting for the program: {e}\n"),
             }
         };
-        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
-            let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
-        }
-        if let Some(call) = forbidden {
-            let line = format!("forbidden {call}\n");
+        let report = |line: String| {
             let _ = nix::unistd::write(&self.status, line.as_bytes());
+        };
+        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
+            report(format!("instructions {n}\n"));
         }
-        let _ = nix::unistd::write(&self.status, ending.as_bytes());
+        if let Some(call) = &forbidden {
+            report(format!("forbidden {call}\n"));
+        }
+        report(ending);
+        // What the program left runs on until the runner's kill, still under the filter:
+        // its listener stays here until none of them is left (a filter's listener may
+        // then be installed by nobody else: the kernel refuses a second one only while an
+        // ancestor's is open), and a forbidden call they make meanwhile ends the run too.
+        if let Some(call) = self.listener.as_ref().and_then(forbidden_call_until_gone)
+            && forbidden.is_none()
+        {
+            report(format!("forbidden {call}\n"));
+        }
         // Reported: now the run's mount namespace may go (unmounting takes a while).
         drop(self.status);
+        drop(self.listener);
         drop(self.mnt);
+    }
+}
+
+/// Waits until no process is left under the filter of `listener` (the kernel says so on
+/// the listener: hang-up once the last one has been reaped), and returns the first
+/// forbidden call one of them made meanwhile. Such a call waits for an answer that never
+/// comes, so it never runs; the runner's kill ends its process.
+fn forbidden_call_until_gone(listener: &OwnedFd) -> Option<String> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut first = None;
+    loop {
+        let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return first,
+            Ok(_) => {}
+        }
+        let heard = fds[0].revents().unwrap_or(PollFlags::empty());
+        if heard.contains(PollFlags::POLLIN) {
+            let call = crate::seccomp::forbidden_call(listener)
+                .unwrap_or_else(|| "a forbidden system call".into());
+            first.get_or_insert(call);
+        } else if !heard.is_empty() {
+            // Hang-up (every process gone), or an error: nothing more can come.
+            return first;
+        }
     }
 }
 

@@ -760,6 +760,209 @@ fn a_served_program_that_never_reads_is_stopped_by_its_limits_and_frees_the_serv
     assert_eq!(served.unwrap(), Err(std::io::ErrorKind::BrokenPipe));
 }
 
+/// Runs `cfg` in a runner process of its own (this test binary, started again for this
+/// test alone): a slot's first run, with a new spawner and no program made ahead, as a
+/// one-shot `physiojudge sandbox run` has it. Returns the record and the program's stdout.
+fn one_shot(test: &str, cfg: &RunConfig) -> (sandbox::RunResult, String) {
+    let o = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(
+            ONE_SHOT,
+            serde_json::to_string(&(&cfg.argv, cfg.slot)).unwrap(),
+        )
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        // libtest's own line ("test NAME ... ") may come first on the line.
+        .find_map(|l| l.split_once("ONE-SHOT ").map(|(_, record)| record))
+        .unwrap_or_else(|| panic!("{test}: no record from the runner process: {out}"));
+    serde_json::from_str(line).unwrap()
+}
+
+/// Set in the environment of a runner started by [`one_shot`]: the argv and slot to run.
+const ONE_SHOT: &str = "PHYSIOJUDGE_HOSTILE_ONE_SHOT";
+
+/// In a runner started by [`one_shot`]: runs what it was given and prints the record.
+/// `true` when this process is such a runner (the test itself then does nothing else).
+fn serve_one_shot(test: &str) -> bool {
+    let Ok(job) = std::env::var(ONE_SHOT) else {
+        return false;
+    };
+    let (argv, slot): (Vec<String>, u32) = serde_json::from_str(&job).unwrap();
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let mut cfg = config(test, &argv).unwrap();
+    cfg.slot = slot;
+    let r = run(&cfg);
+    let record = (r.result, String::from_utf8_lossy(&r.stdout).into_owned());
+    println!("ONE-SHOT {}", serde_json::to_string(&record).unwrap());
+    true
+}
+
+/// The race of the third audit. When a run's program ended, the slot's spawner closed the
+/// listener of its seccomp filter before the runner killed what the program left; in that
+/// window a child could install a filter with a listener of its own (the kernel refuses a
+/// second listener only while an ancestor's is open) and answer "continue" to its own
+/// forbidden calls: `add_key` into the slot uid's keyring, which outlives the run, and
+/// `unshare(CLONE_NEWUSER | CLONE_NEWNS)` both ran, verdict `ok`.
+///
+/// Here the child tries once while the program waits for it (so the attempt is always
+/// made), then the program ends and the child retries as fast as it can until the end of
+/// the run, and has its forbidden calls answered if it ever gets a listener. No forbidden
+/// call may ever run, and the attempt always ends the run as `forbidden_syscall`: in a
+/// warm slot (the program made ahead) and in one-shot runners (a fresh slot each time).
+const RACE: &str = r#"import ctypes, os, select, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, UNSHARE = 248, 272
+def insn(code, jt, jf, k): return struct.pack('HBBI', code, jt, jf, k)
+# ld nr; add_key or unshare: user notification; anything else: allow
+prog = ctypes.create_string_buffer(insn(0x20, 0, 0, 0) + insn(0x15, 2, 0, ADD_KEY)
+    + insn(0x15, 1, 0, UNSHARE) + insn(0x06, 0, 0, 0x7fff0000) + insn(0x06, 0, 0, 0x7fc00000))
+fprog = ctypes.create_string_buffer(struct.pack('HxxxxxxQ', 5, ctypes.addressof(prog)))
+def listener():  # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER)
+    return libc.syscall(317, 1, 8, fprog)
+r, w = os.pipe()
+if os.fork() == 0:
+    fd = listener()
+    os.write(w, b'x')
+    end = time.time() + 0.5
+    while fd < 0 and time.time() < end:
+        fd = listener()
+    if fd < 0:
+        os._exit(0)
+    if os.fork() == 0:
+        k = libc.syscall(ADD_KEY, b'user', b'physiojudge-race', b'x', 1, -4)
+        if k >= 0: print('ran add_key', k, flush=True)
+        u = libc.syscall(UNSHARE, 0x10000000 | 0x20000)
+        if u == 0: print('ran unshare', flush=True)
+        os._exit(0)
+    notif = ctypes.create_string_buffer(80)
+    while select.select([fd], [], [], 1)[0]:
+        ctypes.memset(notif, 0, 80)
+        if libc.ioctl(fd, ctypes.c_ulong(0xc0502100), notif) != 0: break
+        nid = struct.unpack_from('Q', notif.raw)[0]
+        resp = ctypes.create_string_buffer(struct.pack('QqiI', nid, 0, 0, 1))
+        libc.ioctl(fd, ctypes.c_ulong(0xc0182101), resp)
+    os._exit(0)
+os.close(w)
+os.read(r, 1)
+"#;
+
+/// How many keys the user keyring of `uid` holds, looked at as that uid (a fork of this
+/// process that changes its ids and asks the kernel); `None` if it has none yet.
+fn user_keys(uid: u32) -> Option<usize> {
+    use nix::libc;
+    // SAFETY: the child makes raw system calls only (this process has other threads) and
+    // exits; its status carries the answer.
+    #[allow(unsafe_code)]
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: system calls with integer and buffer arguments, in the child only.
+        #[allow(unsafe_code)]
+        unsafe {
+            if libc::syscall(libc::SYS_setresgid, uid, uid, uid) != 0
+                || libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0
+            {
+                libc::_exit(201);
+            }
+            // KEYCTL_GET_KEYRING_ID of KEY_SPEC_USER_KEYRING, without creating it.
+            let ring = libc::syscall(libc::SYS_keyctl, 0, -4, 0);
+            if ring < 0 {
+                libc::_exit(200);
+            }
+            let mut ids = [0i32; 64];
+            // KEYCTL_READ of a keyring: the serials of the keys linked into it.
+            let n = libc::syscall(libc::SYS_keyctl, 11, ring, ids.as_mut_ptr(), 256);
+            libc::_exit(if n < 0 { 202 } else { (n / 4) as i32 });
+        }
+    }
+    let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+    match status {
+        nix::sys::wait::WaitStatus::Exited(_, 200) => None,
+        nix::sys::wait::WaitStatus::Exited(_, n) if n < 200 => Some(n as usize),
+        other => panic!("looking at the keys of {uid}: {other:?}"),
+    }
+}
+
+#[test]
+fn no_forbidden_call_runs_in_the_end_of_a_run() {
+    const TEST: &str = "no_forbidden_call_runs_in_the_end_of_a_run";
+    if serve_one_shot(TEST) {
+        return;
+    }
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("{TEST}: skipped: the syscall numbers are x86-64's");
+        return;
+    }
+    let Some(mut cfg) = config(TEST, &["/usr/bin/python3", "-c", RACE]) else {
+        return;
+    };
+    cfg.slot = 17;
+    let check = |result: &sandbox::RunResult, stdout: &str, what: &str| {
+        assert!(
+            !stdout.contains("ran"),
+            "{what}: a forbidden call ran: {stdout}"
+        );
+        assert_eq!(
+            result.verdict,
+            Verdict::ForbiddenSyscall,
+            "{what}: {result:?}"
+        );
+    };
+    for i in 0..200 {
+        let r = run(&cfg);
+        check(
+            &r.result,
+            &String::from_utf8_lossy(&r.stdout),
+            &format!("warm {i}"),
+        );
+    }
+    for i in 0..40 {
+        let (result, stdout) = one_shot(TEST, &cfg);
+        check(&result, &stdout, &format!("one-shot {i}"));
+    }
+    // Nothing reached the slot's keyring either.
+    assert_eq!(user_keys(60017).unwrap_or(0), 0);
+}
+
+/// A child that outlives its program stays under the spawner's supervision until it is
+/// dead: its forbidden call waits (it never returns, as it did once the listener was
+/// closed, with ENOSYS: the sign that the run was no longer watched), and ends the run as
+/// `forbidden_syscall` when the spawner hears of it before the end-of-run kill.
+const LATE_CALL: &str = r#"import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+parent = os.getpid()
+if os.fork() == 0:
+    while os.getppid() == parent: pass
+    end = time.time() + 0.5
+    while time.time() < end:
+        libc.syscall(248, b'user', b'late', b'x', 1, -4)
+        print('returned', ctypes.get_errno(), flush=True)
+    os._exit(0)
+"#;
+
+#[test]
+fn a_process_left_by_the_program_stays_supervised() {
+    let Some(mut cfg) = config("stays_supervised", &["/usr/bin/python3", "-c", LATE_CALL]) else {
+        return;
+    };
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    cfg.slot = 22;
+    for i in 0..100 {
+        let r = run(&cfg);
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(!out.contains("returned"), "{i}: unsupervised: {out}");
+        assert!(
+            matches!(r.result.verdict, Verdict::Ok | Verdict::ForbiddenSyscall),
+            "{i}: {:?}",
+            r.result
+        );
+    }
+}
+
 /// A 32-bit system call (`int 0x80`) is checked by the filters as another architecture;
 /// by the main program or a child, it ends the run as a forbidden call (it was killed by
 /// the later filters' architecture check, which the spawner never heard of: `signalled`
