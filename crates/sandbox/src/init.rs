@@ -267,11 +267,30 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 }
 
 /// What a standby does before its run is known: a new session (no controlling terminal,
-/// so no TIOCSTI keystroke injection), its own namespaces and file systems, the filters.
-/// Returns its mount namespace and the listener of its filter
+/// so no TIOCSTI keystroke injection) and session keyring, its own namespaces and file
+/// systems, the filters. Returns its mount namespace and the listener of its filter
 /// ([`crate::seccomp::install_notifying`]).
 fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
+    // A new, empty session keyring: the program would otherwise possess the runner's (a
+    // service manager gives each service one), had it a way to keyrings at all (the
+    // filter forbids every keyring call).
+    const KEYCTL_JOIN_SESSION_KEYRING: nix::libc::c_long = 1;
+    // SAFETY: keyctl with a null name (an anonymous keyring) and no other argument.
+    #[allow(unsafe_code)]
+    let joined = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<nix::libc::c_char>(),
+        )
+    };
+    if joined < 0 {
+        return Err(format!(
+            "a session keyring: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
     nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
         .map_err(|e| format!("unshare: {e}"))?;
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);

@@ -391,10 +391,12 @@ pub fn serve() -> ! {
             // The next run's program is made while this one runs (should that fail, the
             // next run makes its own). It cannot touch this run, nor this run it: it is
             // root, in none of the run's cgroups, and waits in namespaces of its own.
+            let mut uid = None;
             if let Ok(slot) = &mut slot {
                 slot.standby = Standby::fork(&sock, slot, started.tmp_bytes).ok();
+                uid = Some(slot.spec.uid);
             }
-            started.see_through();
+            started.see_through(uid);
         }
     }
 }
@@ -638,8 +640,9 @@ struct Started {
 impl Started {
     /// Waits for the program and reports its ending on the run's status pipe, then for
     /// every other process of the run to be gone (the runner kills them when it reads the
-    /// ending), and closes the pipe, which tells the runner the run is over.
-    fn see_through(self) {
+    /// ending), and closes the pipe, which tells the runner the run is over. `uid` is the
+    /// slot's, whose keyrings are then emptied.
+    fn see_through(self, uid: Option<u32>) {
         let pid = self.pid;
         // A forbidden call by any process of the run ends it: the program is killed (the
         // runner kills the rest with the run's cgroup), and the call named in the report.
@@ -675,6 +678,9 @@ impl Started {
         {
             report(format!("forbidden {call}\n"));
         }
+        if let Some(uid) = uid {
+            clear_keys(uid);
+        }
         // Reported: now the run's mount namespace may go (unmounting takes a while).
         drop(self.status);
         drop(self.listener);
@@ -705,6 +711,62 @@ fn forbidden_call_until_gone(listener: &OwnedFd) -> Option<String> {
             // Hang-up (every process gone), or an error: nothing more can come.
             return first;
         }
+    }
+}
+
+/// The keys the slot's uid holds beyond its own two keyrings (user and user-session),
+/// as `/proc/key-users` counts them. No run can reach a keyring (the filter forbids
+/// `keyctl`, `add_key` and `request_key`), but keys are kept per user for as long as the
+/// kernel lives: one left there would be the slot's next run's.
+fn extra_keys(uid: u32) -> u64 {
+    let Ok(text) = std::fs::read_to_string("/proc/key-users") else {
+        return 0;
+    };
+    text.lines()
+        .filter_map(|l| l.trim_start().split_once(':'))
+        .find(|(u, _)| u.parse() == Ok(uid))
+        .and_then(|(_, counts)| counts.split_whitespace().nth(1))
+        .and_then(|keys| keys.split('/').next()?.parse::<u64>().ok())
+        .map_or(0, |keys| keys.saturating_sub(2))
+}
+
+/// Empties the user and user-session keyrings of `uid` if it holds any key beyond them
+/// (as that uid: a fork that changes its ids, which this single-threaded process may run
+/// ordinary code in). Unlinked keys are freed by the kernel soon after.
+fn clear_keys(uid: u32) {
+    if extra_keys(uid) == 0 {
+        return;
+    }
+    // SAFETY: this process has one thread, so the child may run any code.
+    #[allow(unsafe_code)]
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            let id = (
+                nix::unistd::Gid::from_raw(uid),
+                nix::unistd::Uid::from_raw(uid),
+            );
+            if nix::unistd::setresgid(id.0, id.0, id.0).is_err()
+                || nix::unistd::setresuid(id.1, id.1, id.1).is_err()
+            {
+                std::process::exit(1);
+            }
+            // From linux/keyctl.h.
+            const KEYCTL_CLEAR: libc::c_long = 7;
+            const KEY_SPEC_USER_KEYRING: libc::c_long = -4;
+            const KEY_SPEC_USER_SESSION_KEYRING: libc::c_long = -5;
+            for ring in [KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING] {
+                // SAFETY: keyctl with integer arguments only.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::syscall(libc::SYS_keyctl, KEYCTL_CLEAR, ring);
+                }
+            }
+            std::process::exit(0);
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            while waitpid(child, None) == Err(nix::errno::Errno::EINTR) {}
+        }
+        Err(_) => {}
     }
 }
 

@@ -885,6 +885,39 @@ fn user_keys(uid: u32) -> Option<usize> {
     }
 }
 
+/// Adds a key to the user keyring of `uid`, as that uid.
+fn plant_key(uid: u32) {
+    use nix::libc;
+    // SAFETY: as in `user_keys`.
+    #[allow(unsafe_code)]
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: as in `user_keys`.
+        #[allow(unsafe_code)]
+        unsafe {
+            if libc::syscall(libc::SYS_setresgid, uid, uid, uid) != 0
+                || libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0
+            {
+                libc::_exit(1);
+            }
+            let k = libc::syscall(
+                libc::SYS_add_key,
+                c"user".as_ptr(),
+                c"planted".as_ptr(),
+                c"x".as_ptr(),
+                1,
+                -4,
+            );
+            libc::_exit(if k < 0 { 2 } else { 0 });
+        }
+    }
+    let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+    assert_eq!(
+        status,
+        nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 0)
+    );
+}
+
 #[test]
 fn no_forbidden_call_runs_in_the_end_of_a_run() {
     const TEST: &str = "no_forbidden_call_runs_in_the_end_of_a_run";
@@ -961,6 +994,21 @@ fn a_process_left_by_the_program_stays_supervised() {
             r.result
         );
     }
+}
+
+/// Keys are the kernel's, counted per user: a key left in the slot uid's keyring would
+/// reach the slot's next run. None survives a run (here planted from outside, as uid
+/// 60021 itself).
+#[test]
+fn the_slot_uid_keyring_is_cleared_between_runs() {
+    let Some(mut cfg) = config("keyring", &["/bin/true"]) else {
+        return;
+    };
+    cfg.slot = 21;
+    plant_key(60021);
+    assert_eq!(user_keys(60021), Some(1));
+    expect(&run(&cfg), Verdict::Ok, "after the key");
+    assert_eq!(user_keys(60021).unwrap_or(0), 0);
 }
 
 /// A 32-bit system call (`int 0x80`) is checked by the filters as another architecture;
