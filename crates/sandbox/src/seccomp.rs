@@ -10,7 +10,9 @@
 //! filter notifies the slot's spawner (a seccomp user notification), which ends the run
 //! with `forbidden_syscall`, naming the call. `clone3` is refused with ENOSYS instead: its
 //! flags live in memory a filter cannot read, and libc falls back to `clone`, whose flags
-//! the filter checks. `fallocate` with `FALLOC_FL_KEEP_SIZE` is refused with EOPNOTSUPP
+//! the filter checks. So is `io_setup`: its events come from one pool for the whole host,
+//! `fs.aio-max-nr`, which one run could take from every other (glibc's POSIX AIO uses
+//! threads). `fallocate` with `FALLOC_FL_KEEP_SIZE` is refused with EOPNOTSUPP
 //! (as by a file system without it): it reserves disk blocks without growing the file,
 //! which the file size limit never sees.
 //!
@@ -98,8 +100,8 @@ fn arg(index: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Seccom
 }
 
 /// The filters, compiled (in the parent, so the child only installs them): the one that
-/// kills (installed first, with a listener), the one that answers `clone3` with ENOSYS,
-/// and the one that refuses `fallocate(FALLOC_FL_KEEP_SIZE)` with EOPNOTSUPP.
+/// kills (installed first, with a listener), the one that answers `clone3` and `io_setup`
+/// with ENOSYS, and the one that refuses `fallocate(FALLOC_FL_KEEP_SIZE)` with EOPNOTSUPP.
 pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
     let mut kill: BTreeMap<i64, Vec<SeccompRule>> =
         FORBIDDEN.iter().map(|&(s, _)| (s, Vec::new())).collect();
@@ -173,7 +175,12 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
         arch(),
     )?;
     let enosys = SeccompFilter::new(
-        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        [
+            (libc::SYS_clone3, Vec::new()),
+            (libc::SYS_io_setup, Vec::new()),
+        ]
+        .into_iter()
+        .collect(),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch(),
@@ -502,6 +509,10 @@ mod tests {
     fn calls_with_a_fallback_are_refused_with_an_error() {
         let enosys = errno(libc::ENOSYS);
         assert_eq!(verdict(&Call::native(libc::SYS_clone3, &[0, 88])), enosys);
+        assert_eq!(
+            verdict(&Call::native(libc::SYS_io_setup, &[65536, 0])),
+            enosys
+        );
         let keep = libc::FALLOC_FL_KEEP_SIZE as u64;
         let fallocate = |mode| verdict(&Call::native(libc::SYS_fallocate, &[3, mode, 0, 1]));
         assert_eq!(fallocate(keep), errno(libc::EOPNOTSUPP));

@@ -1048,3 +1048,23 @@ fn a_32_bit_call_is_a_forbidden_call() {
         );
     }
 }
+
+/// `fs.aio-max-nr` is one pool for the whole host: a run that reserved it all (65,536
+/// events) made `io_setup` fail in every other slot until it ended. Refused, as by a
+/// kernel without AIO (glibc's POSIX AIO uses threads, not this).
+#[test]
+fn io_setup_is_refused() {
+    let script = "import ctypes\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        ctx = ctypes.c_ulong(0)\n\
+        print(libc.syscall(206, 65536, ctypes.byref(ctx)), ctypes.get_errno())\n";
+    let Some(cfg) = config("io_setup", &["/usr/bin/python3", "-c", script]) else {
+        return;
+    };
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "io_setup");
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "-1 38\n", "ENOSYS");
+}
