@@ -6,20 +6,36 @@
 //! keyrings, BPF, io_uring, perf events, userfaultfd, module and kexec loading, and
 //! packet or vsock sockets, a seccomp filter with a listener of its own (which could
 //! answer "continue" to its own forbidden calls), and any system call of another
-//! architecture (a 32-bit `int 0x80` on x86-64). Such a call, by any process of the run, is never carried out: the
-//! filter notifies the slot's spawner (a seccomp user notification), which ends the run
-//! with `forbidden_syscall`, naming the call. `clone3` is refused with ENOSYS instead: its
-//! flags live in memory a filter cannot read, and libc falls back to `clone`, whose flags
-//! the filter checks. So is `io_setup`: its events come from one pool for the whole host,
-//! `fs.aio-max-nr`, which one run could take from every other (glibc's POSIX AIO uses
-//! threads). `fallocate` with `FALLOC_FL_KEEP_SIZE` is refused with EOPNOTSUPP
-//! (as by a file system without it): it reserves disk blocks without growing the file,
-//! which the file size limit never sees.
+//! architecture (a 32-bit `int 0x80` on x86-64). Such a call, by any process of the run,
+//! is never carried out: the filter notifies the slot's spawner (a seccomp user
+//! notification), which ends the run with `forbidden_syscall`, naming the call.
 //!
-//! The filters that refuse a call with an error let a call of another architecture
-//! through (the notifying filter stops it): their compiled architecture check would
-//! otherwise kill the process, which outranks a notification, and the spawner would never
-//! hear of it.
+//! Some calls are refused with an error instead, as by a kernel without them, where
+//! programs have a fallback or no use for them: `clone3` with ENOSYS (its flags live in
+//! memory a filter cannot read, and libc falls back to `clone`, whose flags the filter
+//! checks) and `io_setup` with ENOSYS (its events come from one pool for the whole host,
+//! `fs.aio-max-nr`, which one run could take from every other; glibc's POSIX AIO uses
+//! threads); `fallocate` with `FALLOC_FL_KEEP_SIZE` with EOPNOTSUPP (as by a file system
+//! without it: it reserves disk blocks without growing the file, which the file size
+//! limit never sees); sockets of any family but Unix, IPv4 and IPv6 with EAFNOSUPPORT
+//! (netlink above all: its queued messages are kernel memory that the memory cgroup does
+//! not charge, and NETLINK_ROUTE's error acknowledgements echo the whole request, so
+//! unread they held 800 MiB of the host's memory for a run limited to 64; glibc falls
+//! back when it has no netlink, and the run's network namespace holds only `lo` anyway);
+//! and TCP (any connection-oriented IPv4 or IPv6 socket) with EPROTONOSUPPORT. A TCP
+//! connection is made by the kernel on the listening side, and charged to no cgroup
+//! until it is accepted, with what it was sent; and every TCP socket may queue a packet
+//! beyond its cgroup's limit. With the default limits a run held 2.6 GiB of the host's
+//! memory in connections it never accepted, and 1.1 GiB in queued packets (on cgroup v1,
+//! which counts TCP apart), under a 64 MiB limit. A run has no one to talk to but itself,
+//! for which Unix sockets, pipes and UDP (charged and limited like the rest) serve.
+//!
+//! Errors take precedence over notifications when several filters match one call, so
+//! no errno filter may match a call the notifying filter matches: that call would fail
+//! quietly instead of ending the run. For the same reason the errno filters let a call
+//! of another architecture through (the notifying filter stops it); their compiled
+//! architecture check would otherwise kill the process, which outranks a notification,
+//! and the spawner would never hear of it.
 //!
 //! Arguments the kernel reads as `int` are compared on their low 32 bits only: the
 //! kernel ignores the upper half, so a filter comparing all 64 bits would let
@@ -99,10 +115,20 @@ fn arg(index: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Seccom
     SeccompCondition::new(index, len, op, value).expect("a valid condition")
 }
 
+/// The socket families a run may use; any other is refused (see the module's comment),
+/// but for `AF_PACKET` and `AF_VSOCK`, which end the run.
+const SOCKET_FAMILIES: [i32; 3] = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6];
+
+/// The socket types refused over IPv4 and IPv6 (TCP, MPTCP, SCTP, DCCP): all but
+/// datagrams, and raw sockets, which need a capability the program never has.
+const CONNECTED_TYPES: [i32; 3] = [libc::SOCK_STREAM, libc::SOCK_SEQPACKET, libc::SOCK_DCCP];
+
 /// The filters, compiled (in the parent, so the child only installs them): the one that
-/// kills (installed first, with a listener), the one that answers `clone3` and `io_setup`
-/// with ENOSYS, and the one that refuses `fallocate(FALLOC_FL_KEEP_SIZE)` with EOPNOTSUPP.
-pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
+/// stops forbidden calls (installed first, with a listener), then those that refuse calls
+/// with an error: ENOSYS for `clone3` and `io_setup`, EOPNOTSUPP for
+/// `fallocate(FALLOC_FL_KEEP_SIZE)`, EAFNOSUPPORT for the socket families a run has no
+/// use for, EPROTONOSUPPORT for TCP.
+pub fn filters() -> Result<[BpfProgram; 5], seccompiler::Error> {
     let mut kill: BTreeMap<i64, Vec<SeccompRule>> =
         FORBIDDEN.iter().map(|&(s, _)| (s, Vec::new())).collect();
     // clone with any namespace flag, or with CLONE_PARENT: one rule per flag (rules are
@@ -203,6 +229,52 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
         SeccompAction::Errno(libc::EOPNOTSUPP as u32),
         arch(),
     )?;
+    // Any family but the allowed ones and those the first filter stops (see the module's
+    // comment on precedence); the family is an `int`.
+    let unused_family = || {
+        let others = [libc::AF_PACKET, libc::AF_VSOCK];
+        let conditions = SOCKET_FAMILIES
+            .iter()
+            .chain(&others)
+            .map(|&f| arg(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, f as u64))
+            .collect();
+        vec![rule(conditions)]
+    };
+    let eafnosupport = SeccompFilter::new(
+        [
+            (libc::SYS_socket, unused_family()),
+            (libc::SYS_socketpair, unused_family()),
+        ]
+        .into_iter()
+        .collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EAFNOSUPPORT as u32),
+        arch(),
+    )?;
+    // A connected socket type over IPv4 or IPv6: the type's low four bits (the rest are
+    // SOCK_NONBLOCK and SOCK_CLOEXEC), both arguments `int`s.
+    let connected = [libc::AF_INET, libc::AF_INET6]
+        .iter()
+        .flat_map(|&family| {
+            CONNECTED_TYPES.iter().map(move |&kind| {
+                rule(vec![
+                    arg(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64),
+                    arg(
+                        1,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::MaskedEq(0xf),
+                        kind as u64,
+                    ),
+                ])
+            })
+        })
+        .collect();
+    let eprotonosupport = SeccompFilter::new(
+        [(libc::SYS_socket, connected)].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPROTONOSUPPORT as u32),
+        arch(),
+    )?;
     let mut kill: BpfProgram = kill.try_into()?;
     kill.splice(0..0, x32_guard());
     // Every kill becomes a notification to the spawner, which ends the run: a process
@@ -215,12 +287,17 @@ pub fn filters() -> Result<[BpfProgram; 3], seccompiler::Error> {
             insn.k = libc::SECCOMP_RET_USER_NOTIF;
         }
     }
-    let mut refusing = [enosys.try_into()?, eopnotsupp.try_into()?];
+    let mut refusing = [
+        enosys.try_into()?,
+        eopnotsupp.try_into()?,
+        eafnosupport.try_into()?,
+        eprotonosupport.try_into()?,
+    ];
     for filter in &mut refusing {
         allow_other_arches(filter);
     }
-    let [enosys, eopnotsupp] = refusing;
-    Ok([kill, enosys, eopnotsupp])
+    let [enosys, eopnotsupp, eafnosupport, eprotonosupport] = refusing;
+    Ok([kill, enosys, eopnotsupp, eafnosupport, eprotonosupport])
 }
 
 /// Makes a compiled filter let calls of another architecture through instead of killing
@@ -503,6 +580,51 @@ mod tests {
         for f in &filters().unwrap()[1..] {
             assert_eq!(run(f, &call), ALLOW);
         }
+    }
+
+    #[test]
+    fn socket_families_without_a_use_are_refused() {
+        let datagrams = libc::SOCK_DGRAM as u64;
+        let socket =
+            |family: u64| verdict(&Call::native(libc::SYS_socket, &[family, datagrams, 0]));
+        for family in SOCKET_FAMILIES {
+            assert_eq!(socket(family as u64), ALLOW, "{family}");
+        }
+        let refused = errno(libc::EAFNOSUPPORT);
+        assert_eq!(socket(libc::AF_NETLINK as u64), refused);
+        assert_eq!(socket(libc::AF_ALG as u64), refused);
+        // The kernel reads an int: the upper half neither hides nor reveals a family.
+        assert_eq!(socket(libc::AF_NETLINK as u64 | 1 << 32), refused);
+        assert_eq!(socket(libc::AF_UNIX as u64 | 1 << 32), ALLOW);
+        // Packet and vsock sockets end the run, as before.
+        assert_eq!(socket(libc::AF_PACKET as u64), NOTIFY);
+        assert_eq!(socket(libc::AF_VSOCK as u64 | 1 << 32), NOTIFY);
+        let pair = verdict(&Call::native(
+            libc::SYS_socketpair,
+            &[libc::AF_NETLINK as u64],
+        ));
+        assert_eq!(pair, refused);
+    }
+
+    #[test]
+    fn tcp_is_refused_and_udp_is_not() {
+        let socket = |family: i32, kind: i32| {
+            verdict(&Call::native(
+                libc::SYS_socket,
+                &[family as u64, kind as u64, 0],
+            ))
+        };
+        let refused = errno(libc::EPROTONOSUPPORT);
+        let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+        for family in [libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(socket(family, libc::SOCK_STREAM), refused);
+            assert_eq!(socket(family, libc::SOCK_STREAM | flags), refused);
+            assert_eq!(socket(family, libc::SOCK_SEQPACKET), refused);
+            assert_eq!(socket(family, libc::SOCK_DGRAM), ALLOW);
+            assert_eq!(socket(family, libc::SOCK_DGRAM | flags), ALLOW);
+        }
+        assert_eq!(socket(libc::AF_UNIX, libc::SOCK_STREAM), ALLOW);
+        assert_eq!(socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | flags), ALLOW);
     }
 
     #[test]

@@ -408,7 +408,7 @@ struct Ready {
     spec: SlotSpec,
     init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
-    filters: [seccompiler::BpfProgram; 3],
+    filters: [seccompiler::BpfProgram; 5],
     mnt: OwnedFd,
     standby: Option<Standby>,
 }
