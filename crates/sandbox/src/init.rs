@@ -10,14 +10,15 @@
 //! a sandbox costs, and none of it depends on the run, so it is done once per slot.
 //!
 //! Each run's **program** process is a fork of the spawner made ahead, while the slot's
-//! previous run goes on ([`standby`]): it makes its own mount and IPC namespaces (copies
-//! of the slot's root, so that nothing a run mounts, or leaves in System V IPC, reaches
-//! the next), mounts a fresh `/tmp` and `/dev/shm` there, installs the seccomp filters
-//! and waits, still root, for its run. When the run comes, the spawner attaches the run's
-//! binds into that mount namespace and hands the run over; the program joins the run's
-//! cgroups, sets its rlimits, drops to the slot's uid and gid with no capabilities and
-//! `no_new_privs`, and `exec`s. What it leaves running is killed with the run's cgroup
-//! before the slot's next run starts; orphans are reaped by the init.
+//! previous run goes on ([`standby`]): it makes its own mount, IPC and network namespaces
+//! (a copy of the slot's root, so that nothing a run mounts, or leaves in System V IPC or
+//! its network namespace, reaches the next), mounts a fresh `/tmp` and `/dev/shm` there,
+//! installs the seccomp filters and waits, still root, for its run. When the run comes,
+//! the spawner attaches the run's binds into that mount namespace and hands the run over;
+//! the program joins the run's cgroups, sets its rlimits, drops to the slot's uid and gid
+//! with no capabilities and `no_new_privs`, and `exec`s. What it leaves running is killed
+//! with the run's cgroup before the slot's next run starts; orphans are reaped by the
+//! init.
 //!
 //! A program that could not be started says why on the run's status descriptor, in one
 //! line: `setup MESSAGE` (the sandbox failed: the judge's fault) or `exec MESSAGE` (the
@@ -153,7 +154,7 @@ pub(crate) fn slot_init(slot: &SlotSpec, alive: OwnedFd, ready: OwnedFd) -> ! {
 }
 
 /// A run's program, forked by the spawner ahead of the run (see [`crate::spawner`]): it
-/// makes its own mount and IPC namespaces (copies of the slot's), mounts a fresh `/tmp`
+/// makes its own mount, IPC and network namespaces (see [`prepare`]), mounts a fresh `/tmp`
 /// (of `tmp_bytes`) and `/dev/shm` there and installs the seccomp filters, then says
 /// it is ready on `sock`, handing over its mount namespace. The spawner attaches the
 /// run's binds into that namespace and sends the run: its request, its stdin, stdout,
@@ -267,9 +268,9 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 }
 
 /// What a standby does before its run is known: a new session (no controlling terminal,
-/// so no TIOCSTI keystroke injection) and session keyring, its own namespaces and file
-/// systems, the filters. Returns its mount namespace and the listener of its filter
-/// ([`crate::seccomp::install_notifying`]).
+/// so no TIOCSTI keystroke injection) and session keyring, its own namespaces (network
+/// included, [`crate::netns`]) and file systems, the filters. Returns its mount namespace
+/// and the listener of its filter ([`crate::seccomp::install_notifying`]).
 fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
     // A new, empty session keyring: the program would otherwise possess the runner's (a
@@ -291,8 +292,11 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd),
             std::io::Error::last_os_error()
         ));
     }
-    nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
-        .map_err(|e| format!("unshare: {e}"))?;
+    nix::sched::unshare(
+        CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWNET,
+    )
+    .map_err(|e| format!("unshare: {e}"))?;
+    crate::netns::loopback_up()?;
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(
         Path::new("/tmp"),

@@ -1,18 +1,17 @@
 //! The spawner: a small single-threaded process per slot, executed once per runner and
 //! slot, that holds the slot's namespaces and forks the program of each of its runs.
 //!
-//! At its start it joins the slot's network namespace, makes new mount, UTS and PID
-//! namespaces and forks the slot's init ([`crate::init::slot_init`]), which builds the
-//! slot's root; from then on the spawner itself lives in that root. A run's program is
-//! a fork made ahead ([`crate::init::standby`]; the next one is forked as soon as a run
-//! has been handed over, and gets ready while that run goes on). A run is then: attach
-//! the run's binds in the program's mount namespace (entered with `setns` for the time
-//! being), hand it the run's descriptors, and wait: the spawner reports how the program
-//! ended on the run's status pipe, which tells the runner to kill what the program left,
-//! and keeps the listener of the run's seccomp filter until every process of the run is
-//! dead (one left running would otherwise be unsupervised for a while, and could make a
-//! forbidden call of its own). It then closes the status pipe, which tells the runner the
-//! run is over.
+//! At its start it makes new network, mount, UTS and PID namespaces and forks the slot's
+//! init ([`crate::init::slot_init`]), which builds the slot's root; from then on the
+//! spawner itself lives in that root. A run's program is a fork made ahead
+//! ([`crate::init::standby`]; the next one is forked as soon as a run has been handed
+//! over, and gets ready while that run goes on). A run is then: attach the run's binds in
+//! the program's mount namespace (entered with `setns` for the time being), hand it the
+//! run's descriptors, and wait: the spawner reports how the program ended on the run's
+//! status pipe, which tells the runner to kill what the program left, and keeps the
+//! listener of the run's seccomp filter until every process of the run is dead (one left
+//! running would otherwise be unsupervised for a while, and could make a forbidden call
+//! of its own). It then closes the status pipe, which tells the runner the run is over.
 //! Only then does it let the program's mount namespace go, so that unmounting it is not
 //! part of the run.
 //!
@@ -56,8 +55,6 @@ use crate::run::InitProgram;
 
 /// The descriptor the spawner finds its socket on.
 const SOCKET_FD: RawFd = 3;
-/// The descriptor the spawner finds the slot's network namespace on.
-const NETNS_FD: RawFd = 4;
 /// The largest request (the spec holds argv and environment; far below this in practice).
 pub(crate) const MAX_REQUEST: usize = 128 << 10;
 /// The most binds one run may have.
@@ -121,7 +118,7 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl Spawner {
-    fn start(init: &InitProgram, slot: &SlotSpec, netns: BorrowedFd) -> Result<Spawner, String> {
+    fn start(init: &InitProgram, slot: &SlotSpec) -> Result<Spawner, String> {
         let (ours, theirs) = seqpacket_pair().map_err(|e| io_err("socketpair", e))?;
         let slot_json = serde_json::to_string(slot).map_err(|e| io_err("slot", e))?;
         let mut cmd = Command::new(&init.path);
@@ -131,10 +128,7 @@ impl Spawner {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        let moves = [
-            (theirs.as_raw_fd(), SOCKET_FD),
-            (netns.as_raw_fd(), NETNS_FD),
-        ];
+        let from = theirs.as_raw_fd();
         // SAFETY: only system calls between fork and exec (no allocation, no locks).
         #[allow(unsafe_code)]
         unsafe {
@@ -142,18 +136,10 @@ impl Spawner {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                // Moved up out of the way first, so that neither lands on the other.
-                let mut up = [0; 2];
-                for (i, (from, _)) in moves.iter().enumerate() {
-                    up[i] = libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 10);
-                    if up[i] < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                for (i, (_, to)) in moves.iter().enumerate() {
-                    if libc::dup2(up[i], *to) != *to {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                // dup2 clears close-on-exec on the copy (onto itself it would not).
+                let up = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, 10);
+                if up < 0 || libc::dup2(up, SOCKET_FD) != SOCKET_FD {
+                    return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
@@ -238,7 +224,6 @@ enum Failure {
 pub struct Slot<'a> {
     init: &'a InitProgram,
     spec: &'a SlotSpec,
-    slot: u32,
     spawner: &'a mut Option<Spawner>,
 }
 
@@ -262,8 +247,7 @@ impl Slot<'_> {
         let mut last = String::new();
         for _ in 0..2 {
             if self.spawner.is_none() {
-                let netns = crate::netns::for_slot(self.slot)?;
-                *self.spawner = Some(Spawner::start(self.init, self.spec, netns)?);
+                *self.spawner = Some(Spawner::start(self.init, self.spec)?);
             }
             match self.spawner.as_ref().map(|s| s.spawn(&json, fds)) {
                 Some(Ok(pid)) => return Ok(pid),
@@ -317,7 +301,6 @@ pub fn with_slot<R>(
     f(&mut Slot {
         init,
         spec,
-        slot,
         spawner: &mut spawner,
     })
 }
@@ -328,11 +311,8 @@ pub fn serve() -> ! {
     // SAFETY: descriptor 3 is the socket the runner set up for this process.
     #[allow(unsafe_code)]
     let sock = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
-    // SAFETY: descriptor 4 is the slot's network namespace, likewise.
-    #[allow(unsafe_code)]
-    let netns = unsafe { OwnedFd::from_raw_fd(NETNS_FD) };
     // Whatever else the runner inherited and left open must not reach a program.
-    crate::init::close_all_from(NETNS_FD + 1);
+    crate::init::close_all_from(SOCKET_FD + 1);
     // If the runner had closed any of 0–2, received descriptors would take those numbers
     // and a program's dup2 onto 0–3 could overwrite one before it is moved: fill them.
     for fd in 0..3 {
@@ -349,7 +329,7 @@ pub fn serve() -> ! {
             .map(std::mem::forget::<OwnedFd>);
         }
     }
-    let mut slot = match setup(netns) {
+    let mut slot = match setup() {
         Ok(slot) => Ok(slot),
         Err(e) => Err(format!("the sandbox could not be set up: {e}")),
     };
@@ -413,9 +393,11 @@ struct Ready {
     standby: Option<Standby>,
 }
 
-/// Joins the slot's network namespace, makes the others and has the slot's init build
-/// the root, which this process then lives in too.
-fn setup(netns: OwnedFd) -> Result<Ready, String> {
+/// Makes the slot's namespaces and has the slot's init build the root, which this
+/// process then lives in too. The network namespace is only this process's own (each
+/// run's program makes one of its own while it gets ready, [`crate::init::standby`]):
+/// nothing of the slot is on the host's network.
+fn setup() -> Result<Ready, String> {
     let spec: SlotSpec = std::env::var(SPAWNER_ENV)
         .map_err(|e| e.to_string())
         .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
@@ -424,10 +406,10 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     // The pivot into the slot's root moves the working directory of every process whose
     // directory is the old root: this one's must be, or it would keep the host's tree.
     nix::unistd::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
-    nix::sched::setns(&netns, CloneFlags::CLONE_NEWNET)
-        .map_err(|e| format!("joining the slot's network namespace: {e}"))?;
-    drop(netns);
-    let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS | CloneFlags::CLONE_NEWPID;
+    let flags = CloneFlags::CLONE_NEWNET
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWUTS
+        | CloneFlags::CLONE_NEWPID;
     nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
     // Opened now, while /proc is still the host's (in which this process has a PID).
     let mnt = crate::init::own_mount_namespace()?;

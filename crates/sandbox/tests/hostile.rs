@@ -1108,6 +1108,40 @@ fn sockets_without_a_use_are_refused_and_udp_is_bounded() {
     }
 }
 
+/// A run leaves nothing in its network namespace for the slot's next run: not an
+/// abstract Unix socket kept alive by descriptors in flight in the queues of a socket
+/// pair that holds each other (which outlives every process of the run until the
+/// kernel's collector gets to it, seconds later), nor a count of what it did (the
+/// namespace's counters, a channel to the next run).
+#[test]
+fn a_run_leaves_no_socket_for_the_next() {
+    let first = "import array, socket\n\
+        def fds(*s): return [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [x.fileno() for x in s]))]\n\
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+        l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); l.bind(b'\\0physiojudge-left'); l.listen()\n\
+        a.sendmsg([b'x'], fds(b, l)); b.sendmsg([b'x'], fds(a))\n\
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0))\n\
+        for i in range(7): u.sendto(b'x', u.getsockname())\n\
+        print('left')\n";
+    let second = "import socket\n\
+        udp = [l.split() for l in open('/proc/net/snmp') if l.startswith('Udp:')]\n\
+        print([l.split()[-1] for l in open('/proc/net/unix') if '@' in l], dict(zip(*udp))['OutDatagrams'])\n\
+        socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(b'\\0physiojudge-left'); print('bound')\n";
+    let Some(mut cfg) = config("leaves_no_socket", &["/usr/bin/python3", "-c", first]) else {
+        return;
+    };
+    cfg.slot = 20;
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "first");
+    assert_eq!(r.stdout, b"left\n");
+    let mut cfg = config("leaves_no_socket", &["/usr/bin/python3", "-c", second]).unwrap();
+    cfg.slot = 20;
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "second");
+    eprintln!("SECOND {:?}", String::from_utf8_lossy(&r.stdout));
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "[] 0\nbound\n");
+}
+
 /// `fs.aio-max-nr` is one pool for the whole host: a run that reserved it all (65,536
 /// events) made `io_setup` fail in every other slot until it ended. Refused, as by a
 /// kernel without AIO (glibc's POSIX AIO uses threads, not this).
