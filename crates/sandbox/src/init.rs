@@ -489,7 +489,9 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
     root.join(dst.strip_prefix("/").unwrap_or(dst))
 }
 
-/// A read-only bind of the host's `src` at the same place under `root`.
+/// A read-only view of the host's `src` at the same place under `root`
+/// ([`crate::tree::view`]: inodes of the slot's own, so that no inotify watch or lock on
+/// them reaches another slot's runs).
 fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
     let target = under(root, src);
     let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
@@ -502,21 +504,8 @@ fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
         return std::os::unix::fs::symlink(&link, &target).map_err(io_step("symlink", &target));
     }
     make_mountpoint(&target, !meta.is_dir())?;
-    mount(
-        Some(src),
-        &target,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
-    )
-    .map_err(step("bind", src))?;
-    let flags = MsFlags::MS_REMOUNT
-        | MsFlags::MS_BIND
-        | MsFlags::MS_NOSUID
-        | MsFlags::MS_RDONLY
-        | MsFlags::MS_NODEV;
-    mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
-        .map_err(step("remount", &target))
+    let view = crate::tree::view(src)?;
+    crate::tree::attach(view.as_fd(), &target)
 }
 
 /// Creates `dir` (and its parents) and mounts a new file system of `kind` on it.

@@ -287,7 +287,13 @@ fn run_in_slot<T: Send>(
             )
             .map_err(|e| format!("giving {} to the sandbox uid: {e}", b.src.display()))?;
         }
-        trees.push(crate::tree::clone(&b.src, b.writable)?);
+        // A read-only bind is a view with inodes of its own (inotify watches and locks on
+        // it stay within the run); a writable one is the run's own directory.
+        trees.push(if b.writable {
+            crate::tree::clone(&b.src)?
+        } else {
+            crate::tree::view(&b.src)?
+        });
         mountpoints.push(Mountpoint {
             dst: b.dst.clone(),
             file: !meta.is_dir(),

@@ -1142,6 +1142,79 @@ fn a_run_leaves_no_socket_for_the_next() {
     assert_eq!(String::from_utf8_lossy(&r.stdout), "[] 0\nbound\n");
 }
 
+/// Concurrent slots share the host's read-only files (the system directories, and a data
+/// directory bound into both): a run must not learn through them what another opens
+/// (inotify) nor signal to it (a lock, by flock or fcntl, on a shared file).
+#[test]
+fn concurrent_slots_have_no_channel_through_shared_files() {
+    let watcher = "import ctypes, fcntl, os, select, struct, time\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        held = [open(p, 'rb') for p in ('/usr/bin/true', '/data/shared')]\n\
+        for f in held:\n\
+        \x20   fcntl.flock(f, fcntl.LOCK_EX)\n\
+        \x20   fcntl.fcntl(f, fcntl.F_SETLK, struct.pack('hhqqi', fcntl.F_RDLCK, 0, 0, 0, 0))\n\
+        fd = libc.inotify_init1(os.O_NONBLOCK)\n\
+        watches = [libc.inotify_add_watch(fd, d, 0x1 | 0x20) for d in (b'/usr/bin', b'/data')]\n\
+        open('/work/ready', 'w').close()\n\
+        while not os.path.exists('/work/done'): time.sleep(0.01)\n\
+        print(fd < 0 or min(watches) < 0 or not select.select([fd], [], [], 0)[0])\n";
+    let other = "import fcntl, struct\n\
+        out = []\n\
+        for p in ('/usr/bin/true', '/data/shared'):\n\
+        \x20   f = open(p, 'rb'); f.read(1)\n\
+        \x20   try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); out.append('free')\n\
+        \x20   except OSError: out.append('held')\n\
+        \x20   got = fcntl.fcntl(f, fcntl.F_GETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\n\
+        \x20   out.append('unlocked' if struct.unpack('hhqqi', got)[0] == fcntl.F_UNLCK else 'locked')\n\
+        print(*out)\n";
+    let Some(mut a) = config("shared_files", &["/usr/bin/python3", "-c", watcher]) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("shared"), "x").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let ro = sandbox::init::Bind {
+        src: data.path().into(),
+        dst: "/data".into(),
+        writable: false,
+    };
+    a.slot = 18;
+    a.limits.wall_time = Duration::from_secs(30);
+    a.binds = vec![
+        ro.clone(),
+        sandbox::init::Bind {
+            src: work.path().into(),
+            dst: "/work".into(),
+            writable: true,
+        },
+    ];
+    let mut b = config("shared_files", &["/usr/bin/python3", "-c", other]).unwrap();
+    b.slot = 19;
+    b.binds = vec![ro];
+    let ready = work.path().join("ready");
+    let done = work.path().join("done");
+    let watching = std::thread::spawn(move || run(&a));
+    let start = std::time::Instant::now();
+    while !ready.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let r = run(&b);
+    std::fs::write(&done, "").unwrap();
+    let w = watching.join().unwrap();
+    expect(&w, Verdict::Ok, "watcher");
+    expect(&r, Verdict::Ok, "other");
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "free unlocked free unlocked\n",
+        "the other slot's locks"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&w.stdout),
+        "True\n",
+        "inotify events"
+    );
+}
+
 /// `fs.aio-max-nr` is one pool for the whole host: a run that reserved it all (65,536
 /// events) made `io_setup` fail in every other slot until it ended. Refused, as by a
 /// kernel without AIO (glibc's POSIX AIO uses threads, not this).
