@@ -170,10 +170,13 @@ pub(crate) fn standby(
     alive: OwnedFd,
     tmp_bytes: u64,
     filters: &[BpfProgram],
+    net: (Option<crate::netns::Namespace>, &std::hash::RandomState),
 ) -> ! {
     // First of all: the spawner's descriptors of the run in progress (its status pipe
     // above all, whose closing tells the runner the run is over) must not stay open here.
-    close_except(STATUS_FD, &[sock.as_raw_fd(), alive.as_raw_fd()]);
+    let mut keep = vec![sock.as_raw_fd(), alive.as_raw_fd()];
+    keep.extend(net.0.as_ref().map(|(ns, _)| ns.as_raw_fd()));
+    close_except(STATUS_FD, &keep);
     die_with_spawner(&alive);
     drop(alive);
     // Out of the way of 0–3 and of the descriptors the run brings.
@@ -185,11 +188,12 @@ pub(crate) fn standby(
     // or from the spawner, which reports the run's end. (A spawner that needs it before
     // it is ready raises it back.)
     let _ = set_policy(nix::libc::SCHED_IDLE);
-    let ready = match prepare(tmp_bytes, filters) {
+    let ready = match prepare(tmp_bytes, filters, net) {
         // The listener goes to the spawner only: a program holding it could answer its
         // own forbidden calls. (It is close-on-exec too.)
-        Ok((ns, listener)) => {
-            crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd(), listener.as_raw_fd()])
+        Ok((ns, listener, (netns, made))) => {
+            let fds = [ns.as_raw_fd(), listener.as_raw_fd(), netns.as_raw_fd()];
+            crate::spawner::send(&sock, format!("ok {made}").as_bytes(), &fds)
         }
         Err(e) => crate::spawner::send(&sock, format!("err {e}").as_bytes(), &[]),
     };
@@ -270,8 +274,13 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 /// What a standby does before its run is known: a new session (no controlling terminal,
 /// so no TIOCSTI keystroke injection) and session keyring, its own namespaces (network
 /// included, [`crate::netns`]) and file systems, the filters. Returns its mount namespace
-/// and the listener of its filter ([`crate::seccomp::install_notifying`]).
-fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd), String> {
+/// and the listener of its filter ([`crate::seccomp::install_notifying`]), and its
+/// network namespace with the hash of its state when made.
+fn prepare(
+    tmp_bytes: u64,
+    filters: &[BpfProgram],
+    (previous, keys): (Option<crate::netns::Namespace>, &std::hash::RandomState),
+) -> Result<(OwnedFd, OwnedFd, crate::netns::Namespace), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
     // A new, empty session keyring: the program would otherwise possess the runner's (a
     // service manager gives each service one), had it a way to keyrings at all (the
@@ -292,11 +301,9 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd),
             std::io::Error::last_os_error()
         ));
     }
-    nix::sched::unshare(
-        CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWNET,
-    )
-    .map_err(|e| format!("unshare: {e}"))?;
-    crate::netns::loopback_up()?;
+    nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
+        .map_err(|e| format!("unshare: {e}"))?;
+    let net = crate::netns::enter(previous, keys)?;
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(
         Path::new("/tmp"),
@@ -332,7 +339,7 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd),
     for f in rest {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
-    Ok((ns, listener))
+    Ok((ns, listener, net))
 }
 
 /// This process's mount namespace, to enter again with `setns`.

@@ -373,10 +373,14 @@ pub fn serve() -> ! {
             // root, in none of the run's cgroups, and waits in namespaces of its own.
             let mut uid = None;
             if let Ok(slot) = &mut slot {
-                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes).ok();
+                let net = slot.net.take();
+                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes, net).ok();
                 uid = Some(slot.spec.uid);
             }
-            started.see_through(uid);
+            let net = started.see_through(uid);
+            if let Ok(slot) = &mut slot {
+                slot.net = net;
+            }
         }
     }
 }
@@ -388,9 +392,13 @@ struct Ready {
     spec: SlotSpec,
     init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
-    filters: [seccompiler::BpfProgram; 5],
+    filters: [seccompiler::BpfProgram; 2],
     mnt: OwnedFd,
     standby: Option<Standby>,
+    /// The network namespace of the slot's last run, over, for a later run's program
+    /// ([`crate::netns::enter`]), and the keys of the hashes of namespaces' states.
+    net: Option<crate::netns::Namespace>,
+    net_keys: std::hash::RandomState,
 }
 
 /// Makes the slot's namespaces and has the slot's init build the root, which this
@@ -443,6 +451,8 @@ fn setup() -> Result<Ready, String> {
             filters,
             mnt,
             standby: None,
+            net: None,
+            net_keys: std::hash::RandomState::new(),
         }),
         "" => Err("the slot's init died".into()),
         why => Err(why.to_string()),
@@ -517,11 +527,18 @@ struct Standby {
     tmp_bytes: u64,
     /// The listener of its seccomp filter, once it is ready (see [`Started::see_through`]).
     listener: Option<OwnedFd>,
+    /// Its network namespace, once it is ready, with the hash of its state when made.
+    net: Option<crate::netns::Namespace>,
 }
 
 impl Standby {
     /// Forks one, which gets ready meanwhile ([`Standby::ready`]).
-    fn fork(runner: &OwnedFd, slot: &Ready, tmp_bytes: u64) -> Result<Standby, String> {
+    fn fork(
+        runner: &OwnedFd,
+        slot: &Ready,
+        tmp_bytes: u64,
+        net: Option<crate::netns::Namespace>,
+    ) -> Result<Standby, String> {
         let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
         let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
         // SAFETY: this process has one thread, so the child may run any code.
@@ -533,7 +550,8 @@ impl Standby {
                 let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
                 let _ = nix::unistd::close(runner.as_raw_fd());
                 drop(ours);
-                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters)
+                let net = (net, &slot.net_keys);
+                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters, net)
             }
             Ok(nix::unistd::ForkResult::Parent { child }) => child,
             Err(e) => return Err(format!("fork: {e}")),
@@ -545,6 +563,7 @@ impl Standby {
             mnt: None,
             tmp_bytes,
             listener: None,
+            net: None,
         })
     }
 
@@ -569,13 +588,16 @@ impl Standby {
             Err(e) => return Err(format!("the run's program: {e}")),
         };
         let answer = String::from_utf8_lossy(buf.get(..n).unwrap_or(b"cut"));
-        match (answer.as_ref(), <[OwnedFd; 2]>::try_from(fds)) {
-            ("ok", Ok([mnt, listener])) => {
+        // `ok HASH` with its mount namespace, listener and network namespace.
+        let made = answer.strip_prefix("ok ").and_then(|h| h.parse().ok());
+        match (made, <[OwnedFd; 3]>::try_from(fds)) {
+            (Some(made), Ok([mnt, listener, net])) => {
                 self.mnt = Some(mnt);
                 self.listener = Some(listener);
+                self.net = Some((net, made));
                 Ok(())
             }
-            (why, _) => Err(why.strip_prefix("err ").unwrap_or(why).to_string()),
+            _ => Err(answer.strip_prefix("err ").unwrap_or(&answer).to_string()),
         }
     }
 
@@ -617,14 +639,17 @@ struct Started {
     tmp_bytes: u64,
     /// The listener of the program's seccomp filter (see [`crate::seccomp`]).
     listener: Option<OwnedFd>,
+    /// The program's network namespace (see [`Standby::net`]).
+    net: Option<crate::netns::Namespace>,
 }
 
 impl Started {
     /// Waits for the program and reports its ending on the run's status pipe, then for
     /// every other process of the run to be gone (the runner kills them when it reads the
     /// ending), and closes the pipe, which tells the runner the run is over. `uid` is the
-    /// slot's, whose keyrings are then emptied.
-    fn see_through(self, uid: Option<u32>) {
+    /// slot's, whose keyrings are then emptied (before the slot's next run is read).
+    /// Returns the run's network namespace, which no process of the run is in any more.
+    fn see_through(self, uid: Option<u32>) -> Option<crate::netns::Namespace> {
         let pid = self.pid;
         // A forbidden call by any process of the run ends it: the program is killed (the
         // runner kills the rest with the run's cgroup), and the call named in the report.
@@ -660,13 +685,15 @@ impl Started {
         {
             report(format!("forbidden {call}\n"));
         }
-        if let Some(uid) = uid {
-            clear_keys(uid);
-        }
-        // Reported: now the run's mount namespace may go (unmounting takes a while).
+        // Reported: now the run's mount namespace may go (unmounting takes a while), and
+        // keys be looked for, off the run's path (before the slot's next request is read).
         drop(self.status);
         drop(self.listener);
         drop(self.mnt);
+        if let Some(uid) = uid {
+            clear_keys(uid);
+        }
+        self.net
     }
 }
 
@@ -826,7 +853,10 @@ fn start_program(
         .collect::<Result<_, _>>()?;
     let mut standby = match slot.standby.take() {
         Some(s) => s,
-        None => Standby::fork(runner, slot, request.spec.tmp_bytes)?,
+        None => {
+            let net = slot.net.take();
+            Standby::fork(runner, slot, request.spec.tmp_bytes, net)?
+        }
     };
     if let Err(e) = standby.ready() {
         standby.discard();
@@ -856,5 +886,6 @@ fn start_program(
         counter,
         tmp_bytes: request.spec.tmp_bytes,
         listener: standby.listener,
+        net: standby.net,
     })
 }

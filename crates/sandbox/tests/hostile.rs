@@ -1019,6 +1019,9 @@ fn the_slot_uid_keyring_is_cleared_between_runs() {
     plant_key(60021);
     assert_eq!(user_keys(60021), Some(1));
     expect(&run(&cfg), Verdict::Ok, "after the key");
+    // The spawner empties the keyrings once a run is over, before it reads the slot's
+    // next request: once the next run has started, that is done.
+    expect(&run(&cfg), Verdict::Ok, "the next run");
     assert_eq!(user_keys(60021).unwrap_or(0), 0);
 }
 
@@ -1134,12 +1137,28 @@ fn a_run_leaves_no_socket_for_the_next() {
     let r = run(&cfg);
     expect(&r, Verdict::Ok, "first");
     assert_eq!(r.stdout, b"left\n");
+    // A run's program gets ready during the run before it, and may enter the namespace of
+    // the run before that: here the first run's, which it must find changed and leave.
+    let mut between = config("leaves_no_socket", &["/bin/true"]).unwrap();
+    between.slot = 20;
+    expect(&run(&between), Verdict::Ok, "between");
     let mut cfg = config("leaves_no_socket", &["/usr/bin/python3", "-c", second]).unwrap();
     cfg.slot = 20;
     let r = run(&cfg);
     expect(&r, Verdict::Ok, "second");
-    eprintln!("SECOND {:?}", String::from_utf8_lossy(&r.stdout));
     assert_eq!(String::from_utf8_lossy(&r.stdout), "[] 0\nbound\n");
+    // The second run left its namespace as it found it (its socket closed, no packet
+    // sent), so the run after next may enter it: `lo` is up there, and nothing is left.
+    expect(&run(&between), Verdict::Ok, "between");
+    let third = format!(
+        "{second}u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0))\n\
+         u.sendto(b'x', u.getsockname()); print('lo', u.recv(1))\n"
+    );
+    let mut cfg = config("leaves_no_socket", &["/usr/bin/python3", "-c", &third]).unwrap();
+    cfg.slot = 20;
+    let r = run(&cfg);
+    expect(&r, Verdict::Ok, "third");
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "[] 0\nbound\nlo b'x'\n");
 }
 
 /// Concurrent slots share the host's read-only files (the system directories, and a data
