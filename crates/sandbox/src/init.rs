@@ -10,20 +10,23 @@
 //! a sandbox costs, and none of it depends on the run, so it is done once per slot.
 //!
 //! Each run's **program** process is a fork of the spawner made ahead, while the slot's
-//! previous run goes on ([`standby`]): it makes its own mount and IPC namespaces (copies
-//! of the slot's root, so that nothing a run mounts, or leaves in System V IPC, reaches
-//! the next), mounts a fresh `/tmp` and `/dev/shm` there, installs the seccomp filters
-//! and waits, still root, for its run. When the run comes, the spawner attaches the run's
-//! binds into that mount namespace and hands the run over; the program joins the run's
-//! cgroups, sets its rlimits, drops to the slot's uid and gid with no capabilities and
-//! `no_new_privs`, and `exec`s. What it leaves running is killed with the run's cgroup
-//! before the slot's next run starts; orphans are reaped by the init.
+//! previous run goes on ([`standby`]): it makes its own mount, IPC and network namespaces
+//! (a copy of the slot's root, so that nothing a run mounts, or leaves in System V IPC or
+//! its network namespace, reaches the next), mounts a fresh `/tmp` and `/dev/shm` there,
+//! installs the seccomp filters and waits, still root, for its run. When the run comes,
+//! the spawner attaches the run's binds into that mount namespace and hands the run over;
+//! the program joins the run's cgroups, sets its rlimits, drops to the slot's uid and gid
+//! with no capabilities and `no_new_privs`, and `exec`s. What it leaves running is killed
+//! with the run's cgroup before the slot's next run starts; orphans are reaped by the
+//! init.
 //!
 //! A program that could not be started says why on the run's status descriptor, in one
 //! line: `setup MESSAGE` (the sandbox failed: the judge's fault) or `exec MESSAGE` (the
 //! command could not be executed: the entry's). The spawner then reports how the
 //! program ended, `exit N` or `signal N`, after an `instructions N` line when the
-//! program's instructions were counted; the runner reads the first line that says why.
+//! program's instructions were counted and a `forbidden CALL` line when a process of the
+//! run made a forbidden call (which may also come after it, for a process the program
+//! left); the runner reads the first line that says why.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -151,7 +154,7 @@ pub(crate) fn slot_init(slot: &SlotSpec, alive: OwnedFd, ready: OwnedFd) -> ! {
 }
 
 /// A run's program, forked by the spawner ahead of the run (see [`crate::spawner`]): it
-/// makes its own mount and IPC namespaces (copies of the slot's), mounts a fresh `/tmp`
+/// makes its own mount, IPC and network namespaces (see [`prepare`]), mounts a fresh `/tmp`
 /// (of `tmp_bytes`) and `/dev/shm` there and installs the seccomp filters, then says
 /// it is ready on `sock`, handing over its mount namespace. The spawner attaches the
 /// run's binds into that namespace and sends the run: its request, its stdin, stdout,
@@ -167,10 +170,13 @@ pub(crate) fn standby(
     alive: OwnedFd,
     tmp_bytes: u64,
     filters: &[BpfProgram],
+    net: (Option<crate::netns::Namespace>, &std::hash::RandomState),
 ) -> ! {
     // First of all: the spawner's descriptors of the run in progress (its status pipe
     // above all, whose closing tells the runner the run is over) must not stay open here.
-    close_except(STATUS_FD, &[sock.as_raw_fd(), alive.as_raw_fd()]);
+    let mut keep = vec![sock.as_raw_fd(), alive.as_raw_fd()];
+    keep.extend(net.0.as_ref().map(|(ns, _)| ns.as_raw_fd()));
+    close_except(STATUS_FD, &keep);
     die_with_spawner(&alive);
     drop(alive);
     // Out of the way of 0–3 and of the descriptors the run brings.
@@ -182,11 +188,12 @@ pub(crate) fn standby(
     // or from the spawner, which reports the run's end. (A spawner that needs it before
     // it is ready raises it back.)
     let _ = set_policy(nix::libc::SCHED_IDLE);
-    let ready = match prepare(tmp_bytes, filters) {
+    let ready = match prepare(tmp_bytes, filters, net) {
         // The listener goes to the spawner only: a program holding it could answer its
         // own forbidden calls. (It is close-on-exec too.)
-        Ok((ns, listener)) => {
-            crate::spawner::send(&sock, b"ok", &[ns.as_raw_fd(), listener.as_raw_fd()])
+        Ok((ns, listener, (netns, made))) => {
+            let fds = [ns.as_raw_fd(), listener.as_raw_fd(), netns.as_raw_fd()];
+            crate::spawner::send(&sock, format!("ok {made}").as_bytes(), &fds)
         }
         Err(e) => crate::spawner::send(&sock, format!("err {e}").as_bytes(), &[]),
     };
@@ -265,13 +272,38 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 }
 
 /// What a standby does before its run is known: a new session (no controlling terminal,
-/// so no TIOCSTI keystroke injection), its own namespaces and file systems, the filters.
-/// Returns its mount namespace and the listener of its filter
-/// ([`crate::seccomp::install_notifying`]).
-fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd), String> {
+/// so no TIOCSTI keystroke injection) and session keyring, its own namespaces (network
+/// included, [`crate::netns`]) and file systems, the filters. Returns its mount namespace
+/// and the listener of its filter ([`crate::seccomp::install_notifying`]), and its
+/// network namespace with the hash of its state when made.
+fn prepare(
+    tmp_bytes: u64,
+    filters: &[BpfProgram],
+    (previous, keys): (Option<crate::netns::Namespace>, &std::hash::RandomState),
+) -> Result<(OwnedFd, OwnedFd, crate::netns::Namespace), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
+    // A new, empty session keyring: the program would otherwise possess the runner's (a
+    // service manager gives each service one), had it a way to keyrings at all (the
+    // filter forbids every keyring call).
+    const KEYCTL_JOIN_SESSION_KEYRING: nix::libc::c_long = 1;
+    // SAFETY: keyctl with a null name (an anonymous keyring) and no other argument.
+    #[allow(unsafe_code)]
+    let joined = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<nix::libc::c_char>(),
+        )
+    };
+    if joined < 0 {
+        return Err(format!(
+            "a session keyring: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
     nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
         .map_err(|e| format!("unshare: {e}"))?;
+    let net = crate::netns::enter(previous, keys)?;
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(
         Path::new("/tmp"),
@@ -307,7 +339,7 @@ fn prepare(tmp_bytes: u64, filters: &[BpfProgram]) -> Result<(OwnedFd, OwnedFd),
     for f in rest {
         seccompiler::apply_filter(f).map_err(|e| format!("seccomp: {e}"))?;
     }
-    Ok((ns, listener))
+    Ok((ns, listener, net))
 }
 
 /// This process's mount namespace, to enter again with `setns`.
@@ -464,7 +496,9 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
     root.join(dst.strip_prefix("/").unwrap_or(dst))
 }
 
-/// A read-only bind of the host's `src` at the same place under `root`.
+/// A read-only view of the host's `src` at the same place under `root`
+/// ([`crate::tree::view`]: inodes of the slot's own, so that no inotify watch or lock on
+/// them reaches another slot's runs).
 fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
     let target = under(root, src);
     let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
@@ -477,21 +511,8 @@ fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
         return std::os::unix::fs::symlink(&link, &target).map_err(io_step("symlink", &target));
     }
     make_mountpoint(&target, !meta.is_dir())?;
-    mount(
-        Some(src),
-        &target,
-        None::<&str>,
-        MsFlags::MS_BIND | MsFlags::MS_REC,
-        None::<&str>,
-    )
-    .map_err(step("bind", src))?;
-    let flags = MsFlags::MS_REMOUNT
-        | MsFlags::MS_BIND
-        | MsFlags::MS_NOSUID
-        | MsFlags::MS_RDONLY
-        | MsFlags::MS_NODEV;
-    mount(None::<&str>, &target, None::<&str>, flags, None::<&str>)
-        .map_err(step("remount", &target))
+    let view = crate::tree::view(src)?;
+    crate::tree::attach(view.as_fd(), &target)
 }
 
 /// Creates `dir` (and its parents) and mounts a new file system of `kind` on it.

@@ -1,61 +1,78 @@
-//! One network namespace per slot, made once per runner process and joined by every run
-//! of that slot.
+//! The network namespace of a run: its own, holding only `lo`, entered by its program
+//! while it gets ready ([`crate::init::standby`], during the slot's run before).
 //!
-//! Creating a network namespace is the dearest step of starting a sandbox on these
-//! machines (1–15 ms, and its teardown runs on a kernel work queue that later creations
-//! wait for), while an empty one is stateless enough to reuse: it holds only `lo`, no
-//! run can change its configuration (that needs `CAP_NET_ADMIN`, which the program never
-//! has), and every process of a run is dead before the slot's next run starts, taking its
-//! sockets with it. Runs in different slots never share one, so concurrent runs cannot
-//! reach each other over loopback or abstract Unix sockets.
-//!
-//! The namespace lives as long as the open descriptor kept here: nothing is left on the
-//! host when the runner exits, however it exits.
+//! Not the slot's: a namespace holds more than its configuration, which no run can
+//! change (that needs `CAP_NET_ADMIN`, which the program never has). An abstract Unix
+//! socket can outlive every process of its run, kept alive by descriptors in flight in
+//! its own queues until the kernel's collector gets to it, with a name the run chose; the
+//! namespace's counters (`/proc/net/snmp`) add up what every run did. So a run's program
+//! makes a new namespace, or enters the one of the slot's run before the last if that run
+//! left it as it was made (its sockets and counters, hashed, unchanged: [`enter`]), which
+//! saves making one, 0.6–1 ms here, and tearing one down, for runs that do not use the
+//! network. The kernel tears a namespace down after its last process and the spawner's
+//! descriptor are gone.
 
-use std::collections::HashMap;
-use std::fs::File;
-use std::os::fd::{AsRawFd, BorrowedFd};
-use std::sync::{Mutex, OnceLock};
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::os::fd::OwnedFd;
 
 use nix::libc;
-use nix::sched::{CloneFlags, unshare};
+use nix::sched::CloneFlags;
 
-/// The slot's namespace as a descriptor to `setns` into (open for the whole process).
-pub fn for_slot(slot: u32) -> Result<BorrowedFd<'static>, String> {
-    static SLOTS: OnceLock<Mutex<HashMap<u32, File>>> = OnceLock::new();
-    let mut slots = SLOTS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(f) = slots.get(&slot) {
-        return Ok(borrow(f));
+/// A run's network namespace, with a hash of what a run could see of it when it was made
+/// ([`state`]): what the slot's spawner offers the program of a later run.
+pub(crate) type Namespace = (OwnedFd, u64);
+
+/// The files of `/proc/self/net` that show what a run did in its namespace: its sockets
+/// (an abstract Unix socket left in flight among them) and its counters. Not `sockstat`,
+/// whose memory figures are the whole host's.
+const STATE: &[&str] = &[
+    "unix", "udp", "udp6", "udplite", "udplite6", "raw", "raw6", "icmp", "icmp6", "snmp", "snmp6",
+    "netstat", "dev", "igmp", "igmp6",
+];
+
+/// A hash of what a run could see of the calling process's network namespace, keyed by
+/// `keys` (random per spawner, so that no run can make two states hash alike).
+pub(crate) fn state(keys: &RandomState) -> u64 {
+    let mut hash = keys.build_hasher();
+    for name in STATE {
+        hash.write(name.as_bytes());
+        match std::fs::read(format!("/proc/self/net/{name}")) {
+            Ok(bytes) => {
+                hash.write_u8(1);
+                hash.write(&bytes);
+            }
+            Err(_) => hash.write_u8(0),
+        }
     }
-    // Namespaces belong to threads: a short-lived thread makes it, so that the runner's
-    // own threads stay in the host's namespace.
-    let made = std::thread::spawn(|| -> Result<File, String> {
-        unshare(CloneFlags::CLONE_NEWNET).map_err(|e| format!("new network namespace: {e}"))?;
-        loopback_up()?;
-        File::open("/proc/thread-self/ns/net").map_err(|e| format!("network namespace: {e}"))
-    })
-    .join()
-    .map_err(|_| "the network namespace thread panicked".to_string())??;
-    let fd = borrow(&made);
-    slots.insert(slot, made);
-    Ok(fd)
+    hash.finish()
 }
 
-/// The descriptors are never closed (the map only grows), so they live for the process.
-fn borrow(f: &File) -> BorrowedFd<'static> {
-    // SAFETY: the file stays open until the process exits (see above).
-    #[allow(unsafe_code)]
-    unsafe {
-        BorrowedFd::borrow_raw(f.as_raw_fd())
+/// Puts the calling process in a network namespace for its run: `previous` (a namespace
+/// of the slot's run before the last, offered by the spawner) if it is as it was made,
+/// else a new one with `lo` up. Making one costs 0.6–1 ms here and tearing it down more,
+/// which back to back was on the run's path; most runs leave theirs as they found it.
+pub(crate) fn enter(previous: Option<Namespace>, keys: &RandomState) -> Result<Namespace, String> {
+    if let Some((ns, made)) = previous
+        && nix::sched::setns(&ns, CloneFlags::CLONE_NEWNET).is_ok()
+        && state(keys) == made
+    {
+        return Ok((ns, made));
     }
+    nix::sched::unshare(CloneFlags::CLONE_NEWNET)
+        .map_err(|e| format!("unshare a network namespace: {e}"))?;
+    loopback_up()?;
+    let ns = nix::fcntl::open(
+        "/proc/self/ns/net",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open /proc/self/ns/net: {e}"))?;
+    Ok((ns, state(keys)))
 }
 
-/// Brings up `lo` in the calling thread's network namespace, so that programs may talk
-/// to themselves over 127.0.0.1 (some libraries do).
-fn loopback_up() -> Result<(), String> {
+/// Brings up `lo` in the calling process's network namespace, so that programs may send
+/// themselves datagrams over 127.0.0.1 (TCP is refused: [`crate::seccomp`]).
+pub(crate) fn loopback_up() -> Result<(), String> {
     let err = |what: &str| {
         format!(
             "bringing up lo: {what}: {}",

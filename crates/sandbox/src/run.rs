@@ -293,7 +293,13 @@ fn run_in_slot<T: Send>(
             )
             .map_err(|e| format!("giving {} to the sandbox uid: {e}", b.src.display()))?;
         }
-        trees.push(crate::tree::clone(&b.src, b.writable)?);
+        // A read-only bind is a view with inodes of its own (inotify watches and locks on
+        // it stay within the run); a writable one is the run's own directory.
+        trees.push(if b.writable {
+            crate::tree::clone(&b.src)?
+        } else {
+            crate::tree::view(&b.src)?
+        });
         mountpoints.push(Mountpoint {
             dst: b.dst.clone(),
             file: !meta.is_dir(),
@@ -396,8 +402,9 @@ fn run_in_slot<T: Send>(
 /// and when it ended.
 type Followed = ([Stream; 3], Option<Stop>, Option<Duration>);
 
-/// Follows the run until its last process is gone: the status pipe (which the spawner
-/// closes when the program has ended), the outputs, and the limits every `CHECK_EVERY`.
+/// Follows the run until its last process is gone: the status pipe (on which the spawner
+/// reports the program's end, and which it closes once every process of the run is gone),
+/// the outputs, and the limits every `CHECK_EVERY`.
 fn follow(
     cfg: &RunConfig,
     spawner: &mut crate::spawner::Slot,
@@ -419,9 +426,10 @@ fn follow(
     // Once a kill has left survivors the slot is gone, and killing again would only wait.
     let mut discarded = false;
     loop {
-        if ended.is_none() && streams[0].fd.is_none() {
+        if ended.is_none() && (streams[0].fd.is_none() || reports_an_end(&streams[0].kept)) {
             ended = Some(start.elapsed());
-            // Whatever the program left running; its end closes the outputs.
+            // Whatever the program left running; its end closes the outputs, and the
+            // status pipe (the spawner supervises the run's processes until then).
             discarded = discarded || kill_all(cgroup, spawner);
         }
         // Every process of the run is dead, so the outputs end at once; a descriptor kept
@@ -483,6 +491,15 @@ fn follow(
     Ok((streams, stop, ended))
 }
 
+/// Whether the status report says how the program ended: a whole line other than the
+/// optional ones (see [`finish`]).
+fn reports_an_end(report: &[u8]) -> bool {
+    report
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|l| l.ends_with(b"\n"))
+        .any(|l| !l.starts_with(b"instructions ") && !l.starts_with(b"forbidden "))
+}
+
 /// The run's record, from what following it saw and its cgroup's accounts.
 fn finish(
     cfg: &RunConfig,
@@ -513,18 +530,20 @@ fn finish(
     // Empty now (killed and checked above); removed off the run's path.
     crate::ahead::done(layout, cfg.slot, ready);
 
-    // The spawner's report: optional lines first, then how the program ended.
-    let (mut instructions, mut forbidden, mut line) = (None, None, report.as_str());
-    while let Some((first, rest)) = line.split_once('\n') {
-        if let Some(n) = first.strip_prefix("instructions ") {
+    // The report: how the program ended (the program's own line if it could not be
+    // started, then the spawner's), with optional lines before it, and after it a
+    // forbidden call made by a process the program left.
+    let (mut instructions, mut forbidden, mut line) = (None, None, None);
+    for l in report.lines() {
+        if let Some(n) = l.strip_prefix("instructions ") {
             instructions = n.parse().ok();
-        } else if let Some(call) = first.strip_prefix("forbidden ") {
-            forbidden = Some(call.to_string());
+        } else if let Some(call) = l.strip_prefix("forbidden ") {
+            forbidden.get_or_insert_with(|| call.to_string());
         } else {
-            break;
+            line.get_or_insert(l);
         }
-        line = rest;
     }
+    let line = line.unwrap_or_default();
     let ending = ending(line.trim(), stop.is_some() || oom || forbidden.is_some())?;
     let (verdict, mut message) = classify(&ending, forbidden, stop, oom, &cfg.limits, cpu);
     // A program that fails after a fork failed was most likely failed by the process

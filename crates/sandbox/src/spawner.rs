@@ -1,14 +1,17 @@
 //! The spawner: a small single-threaded process per slot, executed once per runner and
 //! slot, that holds the slot's namespaces and forks the program of each of its runs.
 //!
-//! At its start it joins the slot's network namespace, makes new mount, UTS and PID
-//! namespaces and forks the slot's init ([`crate::init::slot_init`]), which builds the
-//! slot's root; from then on the spawner itself lives in that root. A run's program is
-//! a fork made ahead ([`crate::init::standby`]; the next one is forked as soon as a run
-//! has been handed over, and gets ready while that run goes on). A run is then: attach
-//! the run's binds in the program's mount namespace (entered with `setns` for the time
-//! being), hand it the run's descriptors, and wait: the spawner reports how the program
-//! ended on the run's status pipe and closes it, which tells the runner the run is over.
+//! At its start it makes new network, mount, UTS and PID namespaces and forks the slot's
+//! init ([`crate::init::slot_init`]), which builds the slot's root; from then on the
+//! spawner itself lives in that root. A run's program is a fork made ahead
+//! ([`crate::init::standby`]; the next one is forked as soon as a run has been handed
+//! over, and gets ready while that run goes on). A run is then: attach the run's binds in
+//! the program's mount namespace (entered with `setns` for the time being), hand it the
+//! run's descriptors, and wait: the spawner reports how the program ended on the run's
+//! status pipe, which tells the runner to kill what the program left, and keeps the
+//! listener of the run's seccomp filter until every process of the run is dead (one left
+//! running would otherwise be unsupervised for a while, and could make a forbidden call
+//! of its own). It then closes the status pipe, which tells the runner the run is over.
 //! Only then does it let the program's mount namespace go, so that unmounting it is not
 //! part of the run.
 //!
@@ -52,8 +55,6 @@ use crate::run::InitProgram;
 
 /// The descriptor the spawner finds its socket on.
 const SOCKET_FD: RawFd = 3;
-/// The descriptor the spawner finds the slot's network namespace on.
-const NETNS_FD: RawFd = 4;
 /// The largest request (the spec holds argv and environment; far below this in practice).
 pub(crate) const MAX_REQUEST: usize = 128 << 10;
 /// The most binds one run may have.
@@ -117,7 +118,7 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl Spawner {
-    fn start(init: &InitProgram, slot: &SlotSpec, netns: BorrowedFd) -> Result<Spawner, String> {
+    fn start(init: &InitProgram, slot: &SlotSpec) -> Result<Spawner, String> {
         let (ours, theirs) = seqpacket_pair().map_err(|e| io_err("socketpair", e))?;
         let slot_json = serde_json::to_string(slot).map_err(|e| io_err("slot", e))?;
         let mut cmd = Command::new(&init.path);
@@ -127,10 +128,7 @@ impl Spawner {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        let moves = [
-            (theirs.as_raw_fd(), SOCKET_FD),
-            (netns.as_raw_fd(), NETNS_FD),
-        ];
+        let from = theirs.as_raw_fd();
         // SAFETY: only system calls between fork and exec (no allocation, no locks).
         #[allow(unsafe_code)]
         unsafe {
@@ -138,18 +136,10 @@ impl Spawner {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                // Moved up out of the way first, so that neither lands on the other.
-                let mut up = [0; 2];
-                for (i, (from, _)) in moves.iter().enumerate() {
-                    up[i] = libc::fcntl(*from, libc::F_DUPFD_CLOEXEC, 10);
-                    if up[i] < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                for (i, (_, to)) in moves.iter().enumerate() {
-                    if libc::dup2(up[i], *to) != *to {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                // dup2 clears close-on-exec on the copy (onto itself it would not).
+                let up = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, 10);
+                if up < 0 || libc::dup2(up, SOCKET_FD) != SOCKET_FD {
+                    return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
@@ -234,7 +224,6 @@ enum Failure {
 pub struct Slot<'a> {
     init: &'a InitProgram,
     spec: &'a SlotSpec,
-    slot: u32,
     spawner: &'a mut Option<Spawner>,
 }
 
@@ -258,8 +247,7 @@ impl Slot<'_> {
         let mut last = String::new();
         for _ in 0..2 {
             if self.spawner.is_none() {
-                let netns = crate::netns::for_slot(self.slot)?;
-                *self.spawner = Some(Spawner::start(self.init, self.spec, netns)?);
+                *self.spawner = Some(Spawner::start(self.init, self.spec)?);
             }
             match self.spawner.as_ref().map(|s| s.spawn(&json, fds)) {
                 Some(Ok(pid)) => return Ok(pid),
@@ -313,7 +301,6 @@ pub fn with_slot<R>(
     f(&mut Slot {
         init,
         spec,
-        slot,
         spawner: &mut spawner,
     })
 }
@@ -324,11 +311,8 @@ pub fn serve() -> ! {
     // SAFETY: descriptor 3 is the socket the runner set up for this process.
     #[allow(unsafe_code)]
     let sock = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
-    // SAFETY: descriptor 4 is the slot's network namespace, likewise.
-    #[allow(unsafe_code)]
-    let netns = unsafe { OwnedFd::from_raw_fd(NETNS_FD) };
     // Whatever else the runner inherited and left open must not reach a program.
-    crate::init::close_all_from(NETNS_FD + 1);
+    crate::init::close_all_from(SOCKET_FD + 1);
     // If the runner had closed any of 0–2, received descriptors would take those numbers
     // and a program's dup2 onto 0–3 could overwrite one before it is moved: fill them.
     for fd in 0..3 {
@@ -345,7 +329,7 @@ pub fn serve() -> ! {
             .map(std::mem::forget::<OwnedFd>);
         }
     }
-    let mut slot = match setup(netns) {
+    let mut slot = match setup() {
         Ok(slot) => Ok(slot),
         Err(e) => Err(format!("the sandbox could not be set up: {e}")),
     };
@@ -387,10 +371,16 @@ pub fn serve() -> ! {
             // The next run's program is made while this one runs (should that fail, the
             // next run makes its own). It cannot touch this run, nor this run it: it is
             // root, in none of the run's cgroups, and waits in namespaces of its own.
+            let mut uid = None;
             if let Ok(slot) = &mut slot {
-                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes).ok();
+                let net = slot.net.take();
+                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes, net).ok();
+                uid = Some(slot.spec.uid);
             }
-            started.see_through();
+            let net = started.see_through(uid);
+            if let Ok(slot) = &mut slot {
+                slot.net = net;
+            }
         }
     }
 }
@@ -402,14 +392,20 @@ struct Ready {
     spec: SlotSpec,
     init: nix::unistd::Pid,
     alive: (OwnedFd, OwnedFd),
-    filters: [seccompiler::BpfProgram; 3],
+    filters: [seccompiler::BpfProgram; 2],
     mnt: OwnedFd,
     standby: Option<Standby>,
+    /// The network namespace of the slot's last run, over, for a later run's program
+    /// ([`crate::netns::enter`]), and the keys of the hashes of namespaces' states.
+    net: Option<crate::netns::Namespace>,
+    net_keys: std::hash::RandomState,
 }
 
-/// Joins the slot's network namespace, makes the others and has the slot's init build
-/// the root, which this process then lives in too.
-fn setup(netns: OwnedFd) -> Result<Ready, String> {
+/// Makes the slot's namespaces and has the slot's init build the root, which this
+/// process then lives in too. The network namespace is only this process's own (each
+/// run's program makes one of its own while it gets ready, [`crate::init::standby`]):
+/// nothing of the slot is on the host's network.
+fn setup() -> Result<Ready, String> {
     let spec: SlotSpec = std::env::var(SPAWNER_ENV)
         .map_err(|e| e.to_string())
         .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
@@ -418,10 +414,10 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
     // The pivot into the slot's root moves the working directory of every process whose
     // directory is the old root: this one's must be, or it would keep the host's tree.
     nix::unistd::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
-    nix::sched::setns(&netns, CloneFlags::CLONE_NEWNET)
-        .map_err(|e| format!("joining the slot's network namespace: {e}"))?;
-    drop(netns);
-    let flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS | CloneFlags::CLONE_NEWPID;
+    let flags = CloneFlags::CLONE_NEWNET
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWUTS
+        | CloneFlags::CLONE_NEWPID;
     nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
     // Opened now, while /proc is still the host's (in which this process has a PID).
     let mnt = crate::init::own_mount_namespace()?;
@@ -455,6 +451,8 @@ fn setup(netns: OwnedFd) -> Result<Ready, String> {
             filters,
             mnt,
             standby: None,
+            net: None,
+            net_keys: std::hash::RandomState::new(),
         }),
         "" => Err("the slot's init died".into()),
         why => Err(why.to_string()),
@@ -529,11 +527,18 @@ struct Standby {
     tmp_bytes: u64,
     /// The listener of its seccomp filter, once it is ready (see [`Started::see_through`]).
     listener: Option<OwnedFd>,
+    /// Its network namespace, once it is ready, with the hash of its state when made.
+    net: Option<crate::netns::Namespace>,
 }
 
 impl Standby {
     /// Forks one, which gets ready meanwhile ([`Standby::ready`]).
-    fn fork(runner: &OwnedFd, slot: &Ready, tmp_bytes: u64) -> Result<Standby, String> {
+    fn fork(
+        runner: &OwnedFd,
+        slot: &Ready,
+        tmp_bytes: u64,
+        net: Option<crate::netns::Namespace>,
+    ) -> Result<Standby, String> {
         let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
         let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
         // SAFETY: this process has one thread, so the child may run any code.
@@ -545,7 +550,8 @@ impl Standby {
                 let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
                 let _ = nix::unistd::close(runner.as_raw_fd());
                 drop(ours);
-                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters)
+                let net = (net, &slot.net_keys);
+                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters, net)
             }
             Ok(nix::unistd::ForkResult::Parent { child }) => child,
             Err(e) => return Err(format!("fork: {e}")),
@@ -557,6 +563,7 @@ impl Standby {
             mnt: None,
             tmp_bytes,
             listener: None,
+            net: None,
         })
     }
 
@@ -581,13 +588,16 @@ impl Standby {
             Err(e) => return Err(format!("the run's program: {e}")),
         };
         let answer = String::from_utf8_lossy(buf.get(..n).unwrap_or(b"cut"));
-        match (answer.as_ref(), <[OwnedFd; 2]>::try_from(fds)) {
-            ("ok", Ok([mnt, listener])) => {
+        // `ok HASH` with its mount namespace, listener and network namespace.
+        let made = answer.strip_prefix("ok ").and_then(|h| h.parse().ok());
+        match (made, <[OwnedFd; 3]>::try_from(fds)) {
+            (Some(made), Ok([mnt, listener, net])) => {
                 self.mnt = Some(mnt);
                 self.listener = Some(listener);
+                self.net = Some((net, made));
                 Ok(())
             }
-            (why, _) => Err(why.strip_prefix("err ").unwrap_or(why).to_string()),
+            _ => Err(answer.strip_prefix("err ").unwrap_or(&answer).to_string()),
         }
     }
 
@@ -629,12 +639,17 @@ struct Started {
     tmp_bytes: u64,
     /// The listener of the program's seccomp filter (see [`crate::seccomp`]).
     listener: Option<OwnedFd>,
+    /// The program's network namespace (see [`Standby::net`]).
+    net: Option<crate::netns::Namespace>,
 }
 
 impl Started {
-    /// Waits for the program and reports its ending on the run's status pipe, whose
-    /// closing then tells the runner the run is over.
-    fn see_through(self) {
+    /// Waits for the program and reports its ending on the run's status pipe, then for
+    /// every other process of the run to be gone (the runner kills them when it reads the
+    /// ending), and closes the pipe, which tells the runner the run is over. `uid` is the
+    /// slot's, whose keyrings are then emptied (before the slot's next run is read).
+    /// Returns the run's network namespace, which no process of the run is in any more.
+    fn see_through(self, uid: Option<u32>) -> Option<crate::netns::Namespace> {
         let pid = self.pid;
         // A forbidden call by any process of the run ends it: the program is killed (the
         // runner kills the rest with the run's cgroup), and the call named in the report.
@@ -651,17 +666,116 @@ impl Started {
                 Err(e) => break format!("setup waiting for the program: {e}\n"),
             }
         };
-        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
-            let _ = nix::unistd::write(&self.status, format!("instructions {n}\n").as_bytes());
-        }
-        if let Some(call) = forbidden {
-            let line = format!("forbidden {call}\n");
+        let report = |line: String| {
             let _ = nix::unistd::write(&self.status, line.as_bytes());
+        };
+        if let Some(n) = self.counter.as_ref().and_then(crate::instructions::read) {
+            report(format!("instructions {n}\n"));
         }
-        let _ = nix::unistd::write(&self.status, ending.as_bytes());
-        // Reported: now the run's mount namespace may go (unmounting takes a while).
+        if let Some(call) = &forbidden {
+            report(format!("forbidden {call}\n"));
+        }
+        report(ending);
+        // What the program left runs on until the runner's kill, still under the filter:
+        // its listener stays here until none of them is left (a filter's listener may
+        // then be installed by nobody else: the kernel refuses a second one only while an
+        // ancestor's is open), and a forbidden call they make meanwhile ends the run too.
+        if let Some(call) = self.listener.as_ref().and_then(forbidden_call_until_gone)
+            && forbidden.is_none()
+        {
+            report(format!("forbidden {call}\n"));
+        }
+        // Reported: now the run's mount namespace may go (unmounting takes a while), and
+        // keys be looked for, off the run's path (before the slot's next request is read).
         drop(self.status);
+        drop(self.listener);
         drop(self.mnt);
+        if let Some(uid) = uid {
+            clear_keys(uid);
+        }
+        self.net
+    }
+}
+
+/// Waits until no process is left under the filter of `listener` (the kernel says so on
+/// the listener: hang-up once the last one has been reaped), and returns the first
+/// forbidden call one of them made meanwhile. Such a call waits for an answer that never
+/// comes, so it never runs; the runner's kill ends its process.
+fn forbidden_call_until_gone(listener: &OwnedFd) -> Option<String> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut first = None;
+    loop {
+        let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return first,
+            Ok(_) => {}
+        }
+        let heard = fds[0].revents().unwrap_or(PollFlags::empty());
+        if heard.contains(PollFlags::POLLIN) {
+            let call = crate::seccomp::forbidden_call(listener)
+                .unwrap_or_else(|| "a forbidden system call".into());
+            first.get_or_insert(call);
+        } else if !heard.is_empty() {
+            // Hang-up (every process gone), or an error: nothing more can come.
+            return first;
+        }
+    }
+}
+
+/// The keys the slot's uid holds beyond its own two keyrings (user and user-session),
+/// as `/proc/key-users` counts them. No run can reach a keyring (the filter forbids
+/// `keyctl`, `add_key` and `request_key`), but keys are kept per user for as long as the
+/// kernel lives: one left there would be the slot's next run's.
+fn extra_keys(uid: u32) -> u64 {
+    let Ok(text) = std::fs::read_to_string("/proc/key-users") else {
+        return 0;
+    };
+    text.lines()
+        .filter_map(|l| l.trim_start().split_once(':'))
+        .find(|(u, _)| u.parse() == Ok(uid))
+        .and_then(|(_, counts)| counts.split_whitespace().nth(1))
+        .and_then(|keys| keys.split('/').next()?.parse::<u64>().ok())
+        .map_or(0, |keys| keys.saturating_sub(2))
+}
+
+/// Empties the user and user-session keyrings of `uid` if it holds any key beyond them
+/// (as that uid: a fork that changes its ids, which this single-threaded process may run
+/// ordinary code in). Unlinked keys are freed by the kernel soon after.
+fn clear_keys(uid: u32) {
+    if extra_keys(uid) == 0 {
+        return;
+    }
+    // SAFETY: this process has one thread, so the child may run any code.
+    #[allow(unsafe_code)]
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            let id = (
+                nix::unistd::Gid::from_raw(uid),
+                nix::unistd::Uid::from_raw(uid),
+            );
+            if nix::unistd::setresgid(id.0, id.0, id.0).is_err()
+                || nix::unistd::setresuid(id.1, id.1, id.1).is_err()
+            {
+                std::process::exit(1);
+            }
+            // From linux/keyctl.h.
+            const KEYCTL_CLEAR: libc::c_long = 7;
+            const KEY_SPEC_USER_KEYRING: libc::c_long = -4;
+            const KEY_SPEC_USER_SESSION_KEYRING: libc::c_long = -5;
+            for ring in [KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING] {
+                // SAFETY: keyctl with integer arguments only.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::syscall(libc::SYS_keyctl, KEYCTL_CLEAR, ring);
+                }
+            }
+            std::process::exit(0);
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            while waitpid(child, None) == Err(nix::errno::Errno::EINTR) {}
+        }
+        Err(_) => {}
     }
 }
 
@@ -739,7 +853,10 @@ fn start_program(
         .collect::<Result<_, _>>()?;
     let mut standby = match slot.standby.take() {
         Some(s) => s,
-        None => Standby::fork(runner, slot, request.spec.tmp_bytes)?,
+        None => {
+            let net = slot.net.take();
+            Standby::fork(runner, slot, request.spec.tmp_bytes, net)?
+        }
     };
     if let Err(e) = standby.ready() {
         standby.discard();
@@ -769,5 +886,6 @@ fn start_program(
         counter,
         tmp_bytes: request.spec.tmp_bytes,
         listener: standby.listener,
+        net: standby.net,
     })
 }
