@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use sandbox::init::Bind;
+use sandbox::Bind;
 use sandbox::{InitProgram, Limits, RunConfig, Verdict};
 
 /// How this binary starts the inside of a sandbox run (itself: `sandbox::reexec`).

@@ -202,8 +202,8 @@ impl Runtime {
     }
 
     /// The read-only bind that shows the runtime in a sandbox.
-    pub fn bind(&self) -> sandbox::init::Bind {
-        sandbox::init::Bind {
+    pub fn bind(&self) -> sandbox::Bind {
+        sandbox::Bind {
             src: self.dir.clone(),
             dst: PathBuf::from(MOUNT_POINT),
             writable: false,
@@ -215,11 +215,11 @@ impl Runtime {
     /// matplotlib and anything else drawing text finds its fonts instead of printing
     /// "Fontconfig error: Cannot load default config file" in every log (the font cache
     /// goes to the run's writable `$HOME`).
-    pub fn binds(&self) -> Vec<sandbox::init::Bind> {
+    pub fn binds(&self) -> Vec<sandbox::Bind> {
         let mut binds = vec![self.bind()];
         let fonts = Path::new("/etc/fonts");
         if fonts.is_dir() {
-            binds.push(sandbox::init::Bind {
+            binds.push(sandbox::Bind {
                 src: fonts.to_path_buf(),
                 dst: fonts.to_path_buf(),
                 writable: false,

@@ -38,57 +38,11 @@ use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::Signal;
 use nix::unistd::{Gid, Uid};
 use seccompiler::BpfProgram;
-use serde::{Deserialize, Serialize};
+
+use crate::spec::{Mountpoint, RunSpec, SlotSpec};
 
 /// The status descriptor a program reports a failed start on.
 pub const STATUS_FD: i32 = 3;
-
-/// A bind mount into the sandbox.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bind {
-    pub src: PathBuf,
-    pub dst: PathBuf,
-    pub writable: bool,
-}
-
-/// Set in the environment of the spawner (the runner starts it; nobody else should),
-/// holding its [`SlotSpec`] as JSON.
-pub const SPAWNER_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPAWNER";
-
-/// A slot's world, fixed for the life of its spawner.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SlotSpec {
-    /// Host paths shown read-only at the same place (system directories, symlinks kept).
-    pub system: Vec<PathBuf>,
-    /// The slot's uid and gid, which every program of the slot runs as.
-    pub uid: u32,
-    pub gid: u32,
-}
-
-/// Where a bind goes; its source travels as a detached mount tree ([`crate::tree`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Mountpoint {
-    pub dst: PathBuf,
-    /// The source is a file, not a directory.
-    pub file: bool,
-}
-
-/// Everything a run needs besides its descriptors, sent to the spawner as JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunSpec {
-    pub binds: Vec<Mountpoint>,
-    pub tmp_bytes: u64,
-    pub cpu_seconds: u64,
-    pub file_size_bytes: u64,
-    pub open_files: u64,
-    pub env: Vec<(String, String)>,
-    pub cwd: PathBuf,
-    pub argv: Vec<String>,
-    /// Count the program's user-space instructions (the machine has a counter).
-    pub count_instructions: bool,
-    /// Pin the program to this CPU (see [`crate::RunConfig::cpu`]).
-    pub cpu: Option<usize>,
-}
 
 fn report(line: &str) {
     // SAFETY: descriptor 3 is the status pipe the spawner put there for this process;
@@ -213,7 +167,7 @@ pub(crate) fn standby(
         report(&format!("setup {what}"));
         std::process::exit(125);
     };
-    let request: crate::spawner::Request = match buf
+    let request: crate::spec::Request = match buf
         .get(..n)
         .map(serde_json::from_slice)
         .unwrap_or_else(|| Err(serde::de::Error::custom("request too large")))

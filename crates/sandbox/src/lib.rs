@@ -22,11 +22,13 @@ pub mod result;
 pub mod run;
 mod seccomp;
 mod spawner;
+pub mod spec;
 mod tree;
 
 pub use ahead::shutdown;
 pub use limits::Limits;
 pub use result::{RunResult, Verdict};
+pub use spec::Bind;
 /// The uid (and gid) the programs of sandbox slot `slot` run as: what a caller gives a
 /// folder the program may write to.
 pub fn slot_uid(slot: u32) -> u32 {

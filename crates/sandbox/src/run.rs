@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use nix::libc;
 
 use crate::cgroup::{CgroupLimits, Layout};
-use crate::init::{Bind, Mountpoint, RunSpec, SlotSpec};
+use crate::spec::{Bind, Mountpoint, RunSpec, SlotSpec};
 use crate::{Limits, RunResult, Verdict};
 
 /// The first uid (and gid) of the sandbox slots: slot `n` runs as `BASE_ID + n`, so runs
@@ -305,7 +305,7 @@ fn run_in_slot<T: Send>(
             file: !meta.is_dir(),
         });
     }
-    let request = crate::spawner::Request {
+    let request = crate::spec::Request {
         spec: RunSpec {
             binds: mountpoints,
             tmp_bytes: cfg.limits.tmp_bytes,

@@ -48,10 +48,9 @@ use nix::sys::socket::{
     sendmsg, socketpair,
 };
 use nix::sys::wait::{WaitStatus, waitpid};
-use serde::{Deserialize, Serialize};
 
-use crate::init::{RunSpec, SPAWNER_ENV, SlotSpec};
 use crate::run::InitProgram;
+use crate::spec::{Request, RunSpec, SPAWNER_ENV, SlotSpec};
 
 /// The descriptor the spawner finds its socket on.
 const SOCKET_FD: RawFd = 3;
@@ -68,14 +67,6 @@ const MAX_FDS: usize = N_FIXED + MAX_CGROUPS + MAX_BINDS;
 /// How long the runner waits for the spawner's answer (a fork: normally well under 1 ms;
 /// the first request of a slot also waits for its root to be built).
 const REPLY_TIMEOUT_S: i64 = 30;
-
-/// One run to start.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Request {
-    pub spec: RunSpec,
-    /// How many `cgroup.procs` descriptors follow the fixed ones.
-    pub cgroups: usize,
-}
 
 /// The descriptors a run is started with.
 pub struct Fds<'a> {

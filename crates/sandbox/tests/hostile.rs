@@ -125,7 +125,7 @@ fn filesystem_is_read_only_and_host_paths_are_invisible() {
     let Some(mut cfg) = sh("filesystem", &script) else {
         return;
     };
-    cfg.binds.push(sandbox::init::Bind {
+    cfg.binds.push(sandbox::Bind {
         src: work.path().into(),
         dst: "/work".into(),
         writable: true,
@@ -396,7 +396,7 @@ fn concurrent_runs_in_separate_slots_do_not_see_each_other() {
                 )
                 .unwrap();
                 cfg.slot = slot;
-                cfg.binds.push(sandbox::init::Bind {
+                cfg.binds.push(sandbox::Bind {
                     src: work.path().into(),
                     dst: "/work".into(),
                     writable: true,
@@ -436,7 +436,7 @@ fn a_slot_keeps_nothing_between_runs() {
     let labels = tempfile::tempdir().unwrap();
     std::fs::write(labels.path().join("answer"), "42\n").unwrap();
     first.slot = 5;
-    first.binds.push(sandbox::init::Bind {
+    first.binds.push(sandbox::Bind {
         src: labels.path().into(),
         dst: "/labels".into(),
         writable: false,
@@ -616,7 +616,7 @@ fn a_process_that_outlives_the_kill_does_not_hide_the_verdict() {
     // Writing 1.9 GB is seconds of the kernel's time, charged to the run.
     cfg.limits.cpu_time = Duration::from_secs(60);
     cfg.limits.wall_time = Duration::from_secs(120);
-    cfg.binds.push(sandbox::init::Bind {
+    cfg.binds.push(sandbox::Bind {
         src: work.path().into(),
         dst: "/work".into(),
         writable: true,
@@ -651,7 +651,7 @@ fn limits_the_kernel_would_not_count_right() {
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    cfg.binds.push(sandbox::init::Bind {
+    cfg.binds.push(sandbox::Bind {
         src: work.path().into(),
         dst: "/work".into(),
         writable: true,
@@ -1192,7 +1192,7 @@ fn concurrent_slots_have_no_channel_through_shared_files() {
     let data = tempfile::tempdir().unwrap();
     std::fs::write(data.path().join("shared"), "x").unwrap();
     let work = tempfile::tempdir().unwrap();
-    let ro = sandbox::init::Bind {
+    let ro = sandbox::Bind {
         src: data.path().into(),
         dst: "/data".into(),
         writable: false,
@@ -1201,7 +1201,7 @@ fn concurrent_slots_have_no_channel_through_shared_files() {
     a.limits.wall_time = Duration::from_secs(30);
     a.binds = vec![
         ro.clone(),
-        sandbox::init::Bind {
+        sandbox::Bind {
             src: work.path().into(),
             dst: "/work".into(),
             writable: true,

@@ -2,7 +2,7 @@
 //! whole split, one output file per record. Also the one-run-over-the-split helper the
 //! train-run interface shares.
 
-use sandbox::init::Bind;
+use sandbox::Bind;
 
 use super::driver::{Driver, Ran, Split};
 use super::{Evaluator, OUTPUT_CAP, StageLog, ro, run_failure, rw};

@@ -31,7 +31,7 @@ mod train_run;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sandbox::init::Bind;
+use sandbox::Bind;
 use sandbox::{InitProgram, RunConfig, Verdict};
 
 use crate::challenge::Challenge;

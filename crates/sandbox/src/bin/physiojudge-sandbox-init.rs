@@ -4,7 +4,7 @@
 //! benchmarks.
 
 fn main() {
-    if std::env::var_os(sandbox::init::SPAWNER_ENV).is_none() {
+    if std::env::var_os(sandbox::spec::SPAWNER_ENV).is_none() {
         eprintln!("physiojudge-sandbox-init: started by the sandbox runner only");
         std::process::exit(2);
     }
