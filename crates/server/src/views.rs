@@ -92,9 +92,12 @@ pub struct ErrorDetail {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewUser {
+    /// One line, at most 100 characters.
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
     /// Without one the user signs in with tokens only.
     #[serde(default)]
+    #[schema(min_length = 8, max_length = 1024)]
     pub password: Option<String>,
     pub role: RoleName,
 }
@@ -141,6 +144,7 @@ pub struct TokenView {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewWorker {
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
 }
 
@@ -157,6 +161,8 @@ pub struct CreatedWorker {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTeam {
+    /// One line, at most 100 characters; shown on leaderboards.
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
     /// The challenge's id.
     pub challenge: String,
@@ -236,6 +242,7 @@ impl From<&store::Invitation> for InvitationView {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewChallenge {
+    #[schema(min_length = 1, max_length = 64, pattern = "^[a-z0-9_-]+$")]
     pub id: String,
     /// A built-in challenge's id (`cpsc2021`, `cinc2017`, `physionet2022`,
     /// `p300speller`) or the text of a TOML definition whose `id` is `id`.
@@ -317,6 +324,7 @@ impl From<store::Quota> for QuotaLimits {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPhase {
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
     pub opens: DateTime<Utc>,
     pub closes: DateTime<Utc>,
@@ -602,6 +610,18 @@ pub struct StateEvent {
     pub submission: Uuid,
     #[serde(flatten)]
     pub change: HistoryView,
+}
+
+/// One event of a submission's event stream as the stream carries it (the schema of
+/// each event, as OpenAPI 3.1 reads a `text/event-stream` schema).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StateEventFrame {
+    /// Always `state`.
+    pub event: String,
+    /// The change's sequence number (send it back as `Last-Event-ID` to resume).
+    pub id: String,
+    /// A [`StateEvent`] as JSON text.
+    pub data: String,
 }
 
 // ---- leaderboards ----

@@ -21,7 +21,7 @@ use crate::api::App;
 use crate::api::submissions::{Access, history_view, visible};
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::views::{ErrorBody, StateEvent};
+use crate::views::{ErrorBody, StateEvent, StateEventFrame};
 
 struct Follow {
     app: App,
@@ -91,8 +91,8 @@ impl Follow {
     params(("id" = String, Path, description = "the submission's id"),
         ("Last-Event-ID" = Option<u32>, Header, description = "resume after this change")),
     responses(
-        (status = 200, description = "a stream of `state` events, each a StateEvent as JSON",
-            content_type = "text/event-stream", body = String),
+        (status = 200, description = "a stream of `state` events, each carrying a StateEvent \
+            as JSON", content_type = "text/event-stream", body = StateEventFrame),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no such submission, or another team's"),
     ))]

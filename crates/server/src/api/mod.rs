@@ -219,6 +219,7 @@ impl Modify for Bearer {
         ops::healthz,
         ops::metrics,
     ),
+    components(schemas(crate::views::StateEvent)),
     modifiers(&Bearer),
     tags(
         (name = "accounts"), (name = "teams"), (name = "challenges"),
