@@ -931,6 +931,8 @@ async fn withdraw_select_requeue(b: Backend) {
         o.json["reason"].as_str().unwrap().contains("disk full"),
         "{o:?}"
     );
+    let unknown = "/api/v1/submissions/01a213b3-0000-7000-8000-000000000000/requeue";
+    assert_eq!(h.post_empty(Some(&h.organiser), unknown).await.status, 404);
     let a = h
         .post_empty(
             Some(&h.organiser),

@@ -511,6 +511,8 @@ pub(crate) async fn requeue(
     Query(q): Query<RequeueQuery>,
 ) -> Result<Json<SubmissionRow>, ApiError> {
     let id: SubmissionId = parse_id(&id, "submission")?;
+    // An unknown id is 404, not a refused transition.
+    app.store.submission(id).await?;
     let why = q
         .why
         .unwrap_or_else(|| "requeued by an organiser".to_owned());
