@@ -2,7 +2,8 @@
 # The one command that runs every test on a fresh machine.
 #
 # It installs what the tests need (the Python oracle venv with wfdb-python 4.3.1 and
-# scipy, pinned in tests/oracle/requirements.txt), then runs the whole workspace's tests
+# scipy, pinned in tests/oracle/requirements.txt; schemathesis, pinned in
+# tests/schemathesis/requirements.txt), then runs the whole workspace's tests
 # with the shared data and the oracle *required*: a test that would skip for lack of
 # either fails instead, so a green run means everything really ran.
 set -euo pipefail
@@ -20,6 +21,24 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
   echo "$want" > "$stamp"
 fi
+
+# Schemathesis, for the server's API test against its OpenAPI document
+# (crates/server/tests/schemathesis.rs), pinned in tests/schemathesis/requirements.txt.
+# Its venv lives under target/ (ignored by git, and rebuilt after a `cargo clean`).
+st_venv="$root/target/schemathesis-venv"
+st_req="$root/tests/schemathesis/requirements.txt"
+st_stamp="$st_venv/.requirements.sha256"
+st_want=$(sha256sum "$st_req" | cut -d' ' -f1)
+if [ ! -x "$st_venv/bin/schemathesis" ] || [ "$(cat "$st_stamp" 2>/dev/null)" != "$st_want" ]; then
+  echo "test.sh: installing schemathesis into $st_venv" >&2
+  rm -rf "$st_venv"
+  mkdir -p "$root/target"
+  python3 -m venv "$st_venv"
+  "$st_venv/bin/pip" install --quiet --disable-pip-version-check -r "$st_req"
+  echo "$st_want" > "$st_stamp"
+fi
+export PHYSIOJUDGE_SCHEMATHESIS="$st_venv/bin/schemathesis"
+export PHYSIOJUDGE_REQUIRE_SCHEMATHESIS=1
 
 export PHYSIOJUDGE_ORACLE_PYTHON="$venv/bin/python"
 export PHYSIOJUDGE_REQUIRE_ORACLE=1

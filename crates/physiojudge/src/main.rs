@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod admin_cmd;
 mod demo_cmd;
 mod evaluate_cmd;
 mod output;
@@ -18,6 +19,7 @@ mod p300_cmd;
 mod runtime_cmd;
 mod sandbox_cmd;
 mod score_cmd;
+mod serve_cmd;
 mod synth_cmd;
 mod wfdb_cmd;
 
@@ -65,6 +67,10 @@ enum Command {
     /// recordings.
     #[command(subcommand)]
     P300(p300_cmd::P300Command),
+    /// The platform's HTTP API (/api/v1) over its database and state folder.
+    Serve(serve_cmd::ServeArgs),
+    /// The platform's records without the server running: the first organiser account.
+    Admin(admin_cmd::AdminArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -119,6 +125,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo_cmd::run(a, &mut out),
         Command::Synth(a) => synth_cmd::run(a, &mut out),
         Command::P300(cmd) => p300_cmd::run(cmd, &mut out),
+        Command::Serve(a) => serve_cmd::run(a, &mut out),
+        Command::Admin(a) => admin_cmd::run(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     // The cgroups the sandbox made ahead for further runs (nothing if none ran).

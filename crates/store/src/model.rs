@@ -619,3 +619,16 @@ pub struct Reconciled {
     /// Of those, the submissions left in `error`: they used every attempt.
     pub gave_up: Vec<SubmissionId>,
 }
+
+/// How many submissions failed, or attempts went wrong, for one reason
+/// ([`crate::Store::failure_counts`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureCount {
+    /// `failed` (submissions now failed, by their failing stage's reason) or `error`
+    /// (every change to `error` so far, by its history reason).
+    pub state: State,
+    /// The reason's `kind` (`run`, `unpack`, …; `worker_lost`, `judge_error`), or
+    /// `unknown`.
+    pub kind: String,
+    pub count: u64,
+}

@@ -7,9 +7,9 @@ use crate::challenges::phase_from;
 use crate::db::{Row, Tx, args};
 use crate::users::not_found;
 use crate::{
-    Attempt, AttemptKey, Error, HistoryEntry, NewSubmission, Outcome, Phase, PhaseId, QuotaLimit,
-    QuotaStatus, Reason, State, Store, Submission, SubmissionId, TeamId, UserId, WorkerId, count,
-    opt_time, time, us,
+    Attempt, AttemptKey, Error, FailureCount, HistoryEntry, NewSubmission, Outcome, Phase, PhaseId,
+    QuotaLimit, QuotaStatus, Reason, State, Store, Submission, SubmissionId, TeamId, UserId,
+    WorkerId, count, opt_time, time, us,
 };
 
 pub(crate) const SUBMISSION_COLUMNS: &str = "id, challenge_id, team_id, phase_id, \
@@ -405,6 +405,60 @@ impl Store {
                 out.push((state, u64::from(count(n)?)));
             }
             out.sort_by_key(|(s, _)| State::ALL.iter().position(|x| x == s));
+            Ok(out)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Why submissions failed and attempts went wrong, for the server's metrics
+    /// (docs/service.md, "HTTP API"): for each submission now `failed`, the `kind` of
+    /// the failing stage's reason in its live result (the judge's `result.json`:
+    /// `stages[].reason.kind`, `unknown` when it has none); and for every change to
+    /// `error` ever recorded, the `kind` of its history reason (`worker_lost`,
+    /// `judge_error`). The JSON is read by the database (SQLite's `json_each`,
+    /// PostgreSQL's `jsonb_array_elements`), so a scrape does not move every result
+    /// document to the caller.
+    pub async fn failure_counts(&self) -> Result<Vec<FailureCount>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let failed = if tx.is_postgres() {
+                "SELECT COALESCE(( \
+                 SELECT st->'reason'->>'kind' FROM jsonb_array_elements( \
+                 CASE WHEN jsonb_typeof(r.result_json::jsonb->'stages') = 'array' \
+                 THEN r.result_json::jsonb->'stages' ELSE '[]'::jsonb END) st \
+                 WHERE st->>'status' = 'failed' LIMIT 1), 'unknown') AS kind, COUNT(*) AS n \
+                 FROM submissions s JOIN results r ON r.submission_id = s.id \
+                 AND r.attempt = s.current_attempt AND r.replaced = FALSE \
+                 WHERE s.state = 'failed' GROUP BY 1"
+            } else {
+                "SELECT COALESCE(( \
+                 SELECT json_extract(st.value, '$.reason.kind') \
+                 FROM json_each(r.result_json, '$.stages') st \
+                 WHERE json_extract(st.value, '$.status') = 'failed' LIMIT 1), 'unknown') \
+                 AS kind, COUNT(*) AS n \
+                 FROM submissions s JOIN results r ON r.submission_id = s.id \
+                 AND r.attempt = s.current_attempt AND r.replaced = FALSE \
+                 WHERE s.state = 'failed' GROUP BY 1"
+            };
+            let errors = if tx.is_postgres() {
+                "SELECT COALESCE(reason::jsonb->>'kind', 'unknown') AS kind, COUNT(*) AS n \
+                 FROM state_history WHERE to_state = 'error' GROUP BY 1"
+            } else {
+                "SELECT COALESCE(json_extract(reason, '$.kind'), 'unknown') AS kind, \
+                 COUNT(*) AS n FROM state_history WHERE to_state = 'error' GROUP BY 1"
+            };
+            let mut out = Vec::new();
+            for (state, sql) in [(State::Failed, failed), (State::Error, errors)] {
+                for r in tx.fetch_all(sql, args![]).await? {
+                    out.push(FailureCount {
+                        state,
+                        kind: r.get("kind")?,
+                        count: u64::from(count(r.get("n")?)?),
+                    });
+                }
+            }
+            out.sort_by(|a, b| (a.state.as_str(), &a.kind).cmp(&(b.state.as_str(), &b.kind)));
             Ok(out)
         })
         .await;

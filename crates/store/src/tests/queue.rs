@@ -18,6 +18,7 @@ both!(
     rescoring_keeps_the_old_result,
     listings_counts_and_positions,
     a_late_report_races_the_reconciler,
+    failures_by_reason,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -514,4 +515,42 @@ async fn a_late_report_races_the_reconciler(t: &TestStore) {
             Err(e) => panic!("round {n}: {e}"),
         }
     }
+}
+
+async fn failures_by_reason(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let c = team(t, &f, "c").await;
+    for (n, team) in [(1, &a), (2, &b), (3, &c)] {
+        t.submit(&entry(team, &f, n)).await.unwrap();
+    }
+    let run = r#"{"verdict":"failed","stages":[{"stage":"prep","status":"passed"},
+        {"stage":"quiz","status":"failed","reason":{"kind":"run","record":"r1"}}]}"#;
+    // One failed run, one failed result without stages, one judge error (retried).
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    let mut report = failed();
+    report.result_json = Some(run.into());
+    t.report(f.worker.id, j.attempt, &report).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(f.worker.id, j.attempt, &failed()).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(f.worker.id, j.attempt, &judge_error())
+        .await
+        .unwrap();
+    let counts: Vec<_> = t
+        .failure_counts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.state, c.kind, c.count))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            (State::Error, "judge_error".to_owned(), 1),
+            (State::Failed, "run".to_owned(), 1),
+            (State::Failed, "unknown".to_owned(), 1),
+        ]
+    );
 }

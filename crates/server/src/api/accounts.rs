@@ -1,0 +1,140 @@
+//! Users, tokens and workers.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use crate::api::App;
+use crate::auth::{Caller, Organiser};
+use crate::error::ApiError;
+use crate::json::{Body, Json};
+use crate::views::{
+    CreatedUser, CreatedWorker, ErrorBody, Login, NewUser, NewWorker, TokenView, UserView,
+};
+
+/// Names are shown on leaderboards and in messages: bounded, on one line.
+pub(crate) fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
+    if name.trim().is_empty() {
+        return Err(ApiError::invalid(format!("{field} is empty")));
+    }
+    if name.chars().count() > 100 {
+        return Err(ApiError::invalid(format!(
+            "{field} is longer than 100 characters"
+        )));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::invalid(format!(
+            "{field} has a control character (a line break, a tab, …)"
+        )));
+    }
+    Ok(())
+}
+
+/// An organiser creates an account (participant or organiser) and gets its first token.
+#[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = NewUser,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, body = CreatedUser),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "not an organiser"),
+        (status = 409, body = ErrorBody, description = "the name is taken"),
+        (status = 422, body = ErrorBody),
+    ))]
+pub(crate) async fn create_user(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Body(new): Body<NewUser>,
+) -> Result<(StatusCode, Json<CreatedUser>), ApiError> {
+    check_name("name", &new.name)?;
+    if new.password.as_deref().is_some_and(|p| p.len() < 8) {
+        return Err(ApiError::invalid("a password has at least 8 characters"));
+    }
+    if new.password.as_deref().is_some_and(|p| p.len() > 1024) {
+        return Err(ApiError::invalid("a password has at most 1024 bytes"));
+    }
+    let user = app
+        .store
+        .create_user(&new.name, new.role.into(), new.password.as_deref())
+        .await?;
+    let token = app
+        .store
+        .issue_token(user.id, "created with the user")
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedUser {
+            id: user.id.0,
+            name: user.name,
+            role: user.role.into(),
+            token: token.token,
+        }),
+    ))
+}
+
+/// The caller.
+#[utoipa::path(get, path = "/api/v1/users/me", tag = "accounts", security(("bearer" = [])),
+    responses((status = 200, body = UserView), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody)))]
+pub(crate) async fn me(Caller(u): Caller) -> Json<UserView> {
+    Json(UserView::from(&u))
+}
+
+/// A name and password for a new token. Failed tries are limited per name (429 with
+/// `Retry-After`).
+#[utoipa::path(post, path = "/api/v1/tokens", tag = "accounts", request_body = Login,
+    responses(
+        (status = 201, body = TokenView),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody, description = "wrong name or password"),
+        (status = 422, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "too many failed tries for this name"),
+    ))]
+pub(crate) async fn create_token(
+    State(app): State<App>,
+    Body(login): Body<Login>,
+) -> Result<(StatusCode, Json<TokenView>), ApiError> {
+    if login.password.len() > 1024 || login.name.len() > 1024 {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "bad_credentials",
+            "wrong user name or password",
+        ));
+    }
+    app.logins.check(&login.name)?;
+    match app.store.check_password(&login.name, &login.password).await {
+        Ok(user) => {
+            let token = app.store.issue_token(user.id, "login").await?;
+            Ok((StatusCode::CREATED, Json(TokenView { token: token.token })))
+        }
+        Err(e @ store::Error::BadCredentials) => {
+            app.logins.failed(&login.name);
+            Err(e.into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// An organiser registers a worker and gets its token (good only for the queue).
+#[utoipa::path(post, path = "/api/v1/workers", tag = "accounts", request_body = NewWorker,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, body = CreatedWorker),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    ))]
+pub(crate) async fn create_worker(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Body(new): Body<NewWorker>,
+) -> Result<(StatusCode, Json<CreatedWorker>), ApiError> {
+    check_name("name", &new.name)?;
+    let (worker, token) = app.store.create_worker(&new.name).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedWorker {
+            id: worker.id.0,
+            name: worker.name,
+            token: token.token,
+        }),
+    ))
+}

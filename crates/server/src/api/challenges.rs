@@ -1,0 +1,423 @@
+//! Challenges, phases, quotas and leaderboards.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use store::{Definition, Phase, Quota, Split};
+
+use crate::api::App;
+use crate::auth::{Caller, MaybeCaller, Organiser, maybe_organiser};
+use crate::error::ApiError;
+use crate::json::{Body, Json, Query};
+use crate::views::{
+    ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView, LeaderboardView, NewChallenge,
+    NewPhase, PhaseView, QuotaInput, QuotaView, RankingView,
+};
+
+/// The judge's reading of a stored definition (its precision, its ranking numbers).
+pub(crate) fn judge_challenge(c: &store::Challenge) -> Result<judge::Challenge, ApiError> {
+    match &c.definition {
+        Definition::Builtin(id) => judge::Challenge::built_in(id),
+        Definition::Toml(text) => judge::Challenge::parse(text, &format!("challenge {}", c.id)),
+    }
+    .map_err(|e| ApiError::internal(&format_args!("stored definition of {}: {e}", c.id)))
+}
+
+pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
+    c.scorer
+        .ranking()
+        .iter()
+        .map(|r| RankingView {
+            key: r.key.to_owned(),
+            better: match r.better {
+                judge::challenge::Better::Higher => crate::views::BetterName::Higher,
+                judge::challenge::Better::Lower => crate::views::BetterName::Lower,
+            },
+        })
+        .collect()
+}
+
+async fn challenge_view(
+    app: &App,
+    c: &store::Challenge,
+    organiser: bool,
+) -> Result<ChallengeView, ApiError> {
+    let j = judge_challenge(c)?;
+    let now = app.store.now();
+    let phases = app.store.phases(&c.id).await?;
+    Ok(ChallengeView {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        definition_kind: match c.definition {
+            Definition::Builtin(_) => DefinitionKind::Builtin,
+            Definition::Toml(_) => DefinitionKind::Toml,
+        },
+        definition_sha256: c.definition_sha256.clone(),
+        manifest_sha256: c.manifest.sha256(),
+        files: c.manifest.files.len(),
+        data_path: organiser.then(|| c.data_path.clone()),
+        score_precision: j.score_precision,
+        ranking: ranking(&j),
+        created_at: c.created_at,
+        phases: phases.iter().map(|p| PhaseView::new(p, now)).collect(),
+    })
+}
+
+fn check_id(id: &str) -> Result<(), ApiError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            "a challenge id is 1 to 64 of a-z, 0-9, '-' and '_'",
+        ))
+    }
+}
+
+/// Every challenge, with its phases.
+#[utoipa::path(get, path = "/api/v1/challenges", operation_id = "list_challenges", tag = "challenges",
+    security((), ("bearer" = [])),
+    responses((status = 200, body = Vec<ChallengeView>), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody)))]
+pub(crate) async fn list(
+    State(app): State<App>,
+    MaybeCaller(user): MaybeCaller,
+) -> Result<Json<Vec<ChallengeView>>, ApiError> {
+    let organiser = maybe_organiser(&user);
+    let mut out = Vec::new();
+    for c in app.store.challenges().await? {
+        out.push(challenge_view(&app, &c, organiser).await?);
+    }
+    Ok(Json(out))
+}
+
+/// An organiser registers a challenge: a built-in definition or TOML text (whose `id`
+/// must be the challenge's), and a data folder on the server, pinned now by its
+/// manifest.
+#[utoipa::path(post, path = "/api/v1/challenges", operation_id = "create_challenge", tag = "challenges",
+    request_body = NewChallenge, security(("bearer" = [])),
+    responses(
+        (status = 201, body = ChallengeView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the id is taken"),
+        (status = 422, body = ErrorBody,
+            description = "the definition or the data folder is unusable"),
+    ))]
+pub(crate) async fn create(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Body(new): Body<NewChallenge>,
+) -> Result<(StatusCode, Json<ChallengeView>), ApiError> {
+    check_id(&new.id)?;
+    let builtin = judge::challenge::BUILT_IN
+        .iter()
+        .any(|(id, _)| *id == new.definition.trim());
+    let (definition, parsed) = if builtin {
+        let id = new.definition.trim().to_owned();
+        let parsed =
+            judge::Challenge::built_in(&id).map_err(|e| ApiError::invalid(e.to_string()))?;
+        (Definition::Builtin(id), parsed)
+    } else {
+        let parsed = judge::Challenge::parse(&new.definition, "definition")
+            .map_err(|e| ApiError::invalid(e.to_string()))?;
+        (Definition::Toml(new.definition.clone()), parsed)
+    };
+    if parsed.id != new.id {
+        return Err(ApiError::invalid(format!(
+            "the definition is for challenge {:?}, not {:?}",
+            parsed.id, new.id
+        )));
+    }
+    let data = PathBuf::from(&new.data);
+    if !data.is_absolute() {
+        return Err(ApiError::invalid(
+            "data: give an absolute path on the server",
+        ));
+    }
+    if !data.is_dir() {
+        return Err(ApiError::invalid(format!(
+            "data: {} is not a folder on the server",
+            data.display()
+        )));
+    }
+    let title = match new.title.as_deref().map(str::trim) {
+        Some(t) if !t.is_empty() => {
+            crate::api::accounts::check_name("title", t)?;
+            t.to_owned()
+        }
+        _ => parsed.title.clone(),
+    };
+    let c = match app
+        .store
+        .create_challenge(&new.id, &title, definition, &data)
+        .await
+    {
+        Ok(c) => c,
+        // The data folder could not be read: the organiser's input, not our fault.
+        Err(e @ store::Error::Io { .. }) => {
+            return Err(ApiError::invalid(format!("data: {e}")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok((
+        StatusCode::CREATED,
+        Json(challenge_view(&app, &c, true).await?),
+    ))
+}
+
+/// One challenge, with its phases.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}", operation_id = "get_challenge", tag = "challenges",
+    security((), ("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id")),
+    responses((status = 200, body = ChallengeView), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub(crate) async fn get_one(
+    State(app): State<App>,
+    MaybeCaller(user): MaybeCaller,
+    Path(id): Path<String>,
+) -> Result<Json<ChallengeView>, ApiError> {
+    let c = app.store.challenge(&id).await?;
+    Ok(Json(
+        challenge_view(&app, &c, maybe_organiser(&user)).await?,
+    ))
+}
+
+/// An organiser adds a phase.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/phases", tag = "challenges",
+    request_body = NewPhase, security(("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id")),
+    responses(
+        (status = 201, body = PhaseView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the name is taken"),
+        (status = 422, body = ErrorBody, description = "closes before it opens, …"),
+    ))]
+pub(crate) async fn create_phase(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Path(id): Path<String>,
+    Body(new): Body<NewPhase>,
+) -> Result<(StatusCode, Json<PhaseView>), ApiError> {
+    crate::api::accounts::check_name("name", &new.name)?;
+    app.store.challenge(&id).await?;
+    let quota = match new.quota {
+        None => Quota::default(),
+        Some(QuotaInput::Total(n)) => Quota {
+            total: Some(n),
+            ..Quota::default()
+        },
+        Some(QuotaInput::Limits(l)) => Quota {
+            total: l.total,
+            per_day: l.per_day,
+            max_concurrent: l.max_concurrent,
+        },
+    };
+    for v in [quota.total, quota.per_day, quota.max_concurrent]
+        .into_iter()
+        .flatten()
+    {
+        if i64::from(v) > i64::from(i32::MAX) {
+            return Err(ApiError::invalid("a quota limit is at most 2147483647"));
+        }
+    }
+    let phase = app
+        .store
+        .create_phase(
+            &id,
+            &store::NewPhase {
+                name: new.name,
+                opens: new.opens,
+                closes: new.closes,
+                selection_closes: new.selection_closes,
+                quota,
+                scored_split: new.scored_split.into(),
+                show_exam: new.show_exam,
+                rule: new.rule.into(),
+            },
+        )
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(PhaseView::new(&phase, app.store.now())),
+    ))
+}
+
+/// Which phase a request means: the one named, else the open one, else the latest
+/// that opened, else the first to open.
+pub(crate) async fn resolve_phase(
+    app: &App,
+    challenge: &str,
+    name: Option<&str>,
+) -> Result<Phase, ApiError> {
+    let phases = app.store.phases(challenge).await?;
+    if phases.is_empty() {
+        // Tell a missing challenge from one without phases.
+        app.store.challenge(challenge).await?;
+    }
+    if let Some(name) = name {
+        return phases
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| ApiError::not_found("phase"));
+    }
+    let now = app.store.now();
+    if let Some(p) = app.store.open_phase(challenge, now).await? {
+        return Ok(p);
+    }
+    let latest_opened = phases
+        .iter()
+        .filter(|p| p.opens <= now)
+        .max_by_key(|p| p.opens);
+    let first_upcoming = phases
+        .iter()
+        .filter(|p| p.opens > now)
+        .min_by_key(|p| p.opens);
+    latest_opened
+        .or(first_upcoming)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found("phase"))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct PhaseQuery {
+    /// The phase's name (default: the open one).
+    pub phase: Option<String>,
+}
+
+/// The caller's team (in this challenge).
+pub(crate) async fn team_of(
+    app: &App,
+    user: &store::User,
+    challenge: &str,
+) -> Result<store::Team, ApiError> {
+    app.store.team_of(user.id, challenge).await?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_member",
+            "you are in no team of this challenge (POST /api/v1/teams)",
+        )
+    })
+}
+
+/// What remains of the caller's team's quota in a phase.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/quota", tag = "challenges",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id"), PhaseQuery),
+    responses(
+        (status = 200, body = QuotaView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "the caller is in no team of it"),
+        (status = 404, body = ErrorBody),
+    ))]
+pub(crate) async fn quota(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    Query(q): Query<PhaseQuery>,
+) -> Result<Json<QuotaView>, ApiError> {
+    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
+    let team = team_of(&app, &user, &id).await?;
+    let status = app.store.quota(phase.id, team.id).await?;
+    Ok(Json(QuotaView::from_status(Some(&phase.name), &status)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct LeaderboardQuery {
+    /// The phase's name (default: the open one, else the latest).
+    pub phase: Option<String>,
+    /// Each team's selected (else best) submission instead of the phase's rule.
+    #[serde(rename = "final", default)]
+    pub final_entries: bool,
+}
+
+/// A phase's leaderboard: each team's best (or latest) scored submission, ranked by
+/// the first ranking number, every figure exactly as stored. While a phase ranks by
+/// the exam and hides its scores until it closes, only organisers see the rows.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", tag = "challenges",
+    security((), ("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id"), LeaderboardQuery),
+    responses(
+        (status = 200, body = LeaderboardView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+    ))]
+pub(crate) async fn leaderboard(
+    State(app): State<App>,
+    MaybeCaller(user): MaybeCaller,
+    Path(id): Path<String>,
+    Query(q): Query<LeaderboardQuery>,
+) -> Result<Json<LeaderboardView>, ApiError> {
+    let c = app.store.challenge(&id).await?;
+    let j = judge_challenge(&c)?;
+    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
+    let board = if q.final_entries {
+        app.store.final_leaderboard(phase.id).await?
+    } else {
+        app.store.leaderboard(phase.id).await?
+    };
+    let mut view = LeaderboardView {
+        phase: phase.name.clone(),
+        rule: board.rule.into(),
+        final_entries: board.final_entries,
+        ranking: ranking(&j),
+        hidden_until: None,
+        rows: Vec::new(),
+    };
+    let hidden = phase.scored_split == Split::Exam
+        && !phase.show_exam
+        && app.store.now() < phase.closes
+        && !maybe_organiser(&user);
+    if hidden {
+        view.hidden_until = Some(phase.closes);
+        return Ok(Json(view));
+    }
+    for row in &board.rows {
+        let scores: BTreeMap<String, Option<f64>> = row
+            .figures
+            .iter()
+            .map(|f| (f.key.clone(), f.value))
+            .collect();
+        view.rows.push(LeaderboardRowView {
+            rank: row.rank,
+            team: row.team_name.clone(),
+            team_id: row.team.0,
+            submission: row.submission.0,
+            score: row.figures.first().and_then(|f| f.value),
+            scores,
+            run_time_s: run_time(&app, row.submission).await?,
+            submitted_at: row.received_at,
+            method: row.method_name.clone(),
+        });
+    }
+    Ok(Json(view))
+}
+
+/// The judge's time over all stages of a submission's live result, in whole seconds
+/// (the exam's is whole already; the total is shown as the contest showed it).
+async fn run_time(app: &App, id: store::SubmissionId) -> Result<Option<f64>, ApiError> {
+    let s = app.store.submission(id).await?;
+    let results = app.store.results(id).await?;
+    let Some(json) =
+        crate::api::submissions::live_result(&s, &results).and_then(|r| r.result_json.as_deref())
+    else {
+        return Ok(None);
+    };
+    let Ok(r) = serde_json::from_str::<judge::EvalResult>(json) else {
+        return Ok(None);
+    };
+    let total: f64 = r.stages.iter().map(|s| s.wall_time_s).sum();
+    Ok(total.is_finite().then(|| total.round()))
+}

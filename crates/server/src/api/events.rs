@@ -1,0 +1,127 @@
+//! Server-sent events of a submission's state changes.
+//!
+//! The changes are the store's history rows, which any process may write (this server,
+//! a worker, the reconciler on another machine), so the stream reads the history every
+//! `Config::events_poll` and sends the rows it has not sent: `event: state`, `id: <seq>`
+//! and the change as JSON. A client that reconnects with `Last-Event-ID` gets the rows
+//! after it. The stream ends after a final state (`scored`, `failed`, `withdrawn`);
+//! `error` is not final (it is retried or requeued).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+
+use store::{HistoryEntry, State as SubState, SubmissionId};
+
+use crate::api::App;
+use crate::api::submissions::{Access, history_view, visible};
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::views::{ErrorBody, StateEvent, StateEventFrame};
+
+struct Follow {
+    app: App,
+    id: SubmissionId,
+    organiser: bool,
+    sent: u32,
+    pending: VecDeque<HistoryEntry>,
+    done: bool,
+    stopping: tokio::sync::watch::Receiver<bool>,
+    first: bool,
+}
+
+fn is_final(s: SubState) -> bool {
+    matches!(s, SubState::Scored | SubState::Failed | SubState::Withdrawn)
+}
+
+impl Follow {
+    /// The next event, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(h) = self.pending.pop_front() {
+                self.sent = h.seq;
+                let data = StateEvent {
+                    submission: self.id.0,
+                    change: history_view(&h, self.organiser),
+                };
+                let json = crate::json::to_vec(&data).ok()?;
+                return Some(
+                    Event::default()
+                        .event("state")
+                        .id(h.seq.to_string())
+                        .data(String::from_utf8_lossy(&json)),
+                );
+            }
+            if self.done || *self.stopping.borrow() {
+                return None;
+            }
+            if !self.first {
+                let wait = tokio::time::sleep(self.app.config.events_poll);
+                tokio::select! {
+                    () = wait => {}
+                    _ = self.stopping.changed() => return None,
+                }
+            }
+            self.first = false;
+            let history = match self.app.store.history(self.id).await {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("event stream of {}: {e}", self.id);
+                    return None;
+                }
+            };
+            let last_state = history.last().map(|h| h.to);
+            self.pending
+                .extend(history.into_iter().filter(|h| h.seq > self.sent));
+            if self.pending.is_empty() && last_state.is_some_and(is_final) {
+                self.done = true;
+            }
+        }
+    }
+}
+
+/// Server-sent events of the submission's state changes (`event: state`, `id` the
+/// change's sequence number; `Last-Event-ID` resumes after it).
+#[utoipa::path(get, path = "/api/v1/submissions/{id}/events", tag = "submissions",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the submission's id"),
+        ("Last-Event-ID" = Option<u32>, Header, description = "resume after this change")),
+    responses(
+        (status = 200, description = "a stream of `state` events, each carrying a StateEvent \
+            as JSON", content_type = "text/event-stream", body = StateEventFrame),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "no such submission, or another team's"),
+    ))]
+pub(crate) async fn events(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let (s, access) = visible(&app, &user, &id).await?;
+    let sent = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let follow = Follow {
+        stopping: app.stopping.subscribe(),
+        app,
+        id: s.id,
+        organiser: access == Access::Organiser,
+        sent,
+        pending: VecDeque::new(),
+        done: false,
+        first: true,
+    };
+    let stream =
+        futures_util::stream::unfold(
+            follow,
+            |mut f| async move { f.next().await.map(|e| (Ok(e), f)) },
+        );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

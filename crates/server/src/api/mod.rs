@@ -1,0 +1,239 @@
+//! The routes, the shared state behind them and the OpenAPI document they make.
+
+pub(crate) mod accounts;
+pub(crate) mod challenges;
+mod events;
+mod ops;
+mod submissions;
+mod teams;
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::error::ApiError;
+use crate::metrics::{LoginLimiter, Metrics};
+use crate::{Config, Stopping};
+
+/// What every handler shares. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct App(Arc<Inner>);
+
+pub(crate) struct Inner {
+    pub store: store::Store,
+    pub config: Config,
+    pub metrics: Metrics,
+    /// Upload checks under way at once (`Config::concurrent_checks`).
+    pub checks: tokio::sync::Semaphore,
+    pub logins: LoginLimiter,
+    pub stopping: Stopping,
+}
+
+impl Deref for App {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl App {
+    pub(crate) fn new(store: store::Store, config: Config) -> App {
+        App(Arc::new(Inner {
+            store,
+            checks: tokio::sync::Semaphore::new(config.concurrent_checks.max(1)),
+            logins: LoginLimiter::new(config.login_tries_per_minute),
+            config,
+            metrics: Metrics::default(),
+            stopping: Stopping::default(),
+        }))
+    }
+}
+
+pub(crate) fn router(app: App) -> Router {
+    Router::new()
+        .route("/api/v1/openapi.json", get(openapi_json))
+        .route("/api/v1/users", post(accounts::create_user))
+        .route("/api/v1/users/me", get(accounts::me))
+        .route("/api/v1/tokens", post(accounts::create_token))
+        .route("/api/v1/workers", post(accounts::create_worker))
+        .route("/api/v1/teams", post(teams::create_team))
+        .route("/api/v1/teams/{id}", get(teams::get_team))
+        .route("/api/v1/teams/{id}/invitations", post(teams::invite))
+        .route("/api/v1/invitations", get(teams::my_invitations))
+        .route("/api/v1/invitations/{id}/accept", post(teams::accept))
+        .route("/api/v1/invitations/{id}/decline", post(teams::decline))
+        .route(
+            "/api/v1/challenges",
+            get(challenges::list).post(challenges::create),
+        )
+        .route("/api/v1/challenges/{id}", get(challenges::get_one))
+        .route(
+            "/api/v1/challenges/{id}/phases",
+            post(challenges::create_phase),
+        )
+        .route("/api/v1/challenges/{id}/quota", get(challenges::quota))
+        .route(
+            "/api/v1/challenges/{id}/submissions",
+            post(crate::upload::upload).get(submissions::list),
+        )
+        .route(
+            "/api/v1/challenges/{id}/leaderboard",
+            get(challenges::leaderboard),
+        )
+        .route("/api/v1/submissions/{id}", get(submissions::get_one))
+        .route(
+            "/api/v1/submissions/{id}/logs/{stage}",
+            get(submissions::log),
+        )
+        .route("/api/v1/submissions/{id}/events", get(events::events))
+        .route(
+            "/api/v1/submissions/{id}/withdraw",
+            post(submissions::withdraw),
+        )
+        .route("/api/v1/submissions/{id}/select", post(submissions::select))
+        .route(
+            "/api/v1/submissions/{id}/requeue",
+            post(submissions::requeue),
+        )
+        .route("/healthz", get(ops::healthz))
+        .route("/metrics", get(ops::metrics))
+        .fallback(no_route)
+        .method_not_allowed_fallback(no_method)
+        .layer(middleware::from_fn_with_state(app.clone(), observe))
+        .with_state(app)
+}
+
+async fn no_route() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}
+
+async fn no_method() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
+    )
+}
+
+/// Every answer: its latency and status counted by route (the route's pattern, not
+/// the path, so ids do not make new series), and `nosniff` so that no browser reads a
+/// JSON or text answer as HTML.
+async fn observe(State(app): State<App>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let method = req.method().clone();
+    let started = Instant::now();
+    let mut response = next.run(req).await;
+    app.metrics.observe(
+        &method,
+        &route,
+        response.status(),
+        started.elapsed().as_secs_f64(),
+    );
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if method == Method::GET && route.starts_with("/api/") {
+        // Answers differ by caller: no shared cache may keep one.
+        response
+            .headers_mut()
+            .entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("private, no-store"));
+    }
+    response
+}
+
+#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta",
+    responses((status = 200, description = "This document", content_type = "application/json")))]
+async fn openapi_json() -> Response {
+    crate::json::Json(openapi()).into_response()
+}
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A user's token (`pj_…`): POST /api/v1/tokens, or \
+                         `physiojudge admin user add` for the first organiser",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "physiojudge",
+        description = "The judge's platform API: accounts, teams, challenges, phases, \
+            submissions, leaderboards (docs/architecture.md, \"HTTP API\"; docs/service.md). \
+            Errors are {\"error\": {\"code\", \"message\", …}}; times are RFC 3339 UTC."
+    ),
+    paths(
+        openapi_json,
+        accounts::create_user,
+        accounts::me,
+        accounts::create_token,
+        accounts::create_worker,
+        teams::create_team,
+        teams::get_team,
+        teams::invite,
+        teams::my_invitations,
+        teams::accept,
+        teams::decline,
+        challenges::list,
+        challenges::create,
+        challenges::get_one,
+        challenges::create_phase,
+        challenges::quota,
+        challenges::leaderboard,
+        crate::upload::upload,
+        submissions::list,
+        submissions::get_one,
+        submissions::log,
+        events::events,
+        submissions::withdraw,
+        submissions::select,
+        submissions::requeue,
+        ops::healthz,
+        ops::metrics,
+    ),
+    components(schemas(crate::views::StateEvent)),
+    modifiers(&Bearer),
+    tags(
+        (name = "accounts"), (name = "teams"), (name = "challenges"),
+        (name = "submissions"), (name = "operations"), (name = "meta"),
+    )
+)]
+struct ApiDoc;
+
+pub(crate) fn openapi() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// A path's id as the store's id type; an id that does not parse names nothing (404,
+/// as an unknown one).
+pub(crate) fn parse_id<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, ApiError> {
+    text.parse().map_err(|_| ApiError::not_found(what))
+}

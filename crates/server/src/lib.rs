@@ -1,0 +1,157 @@
+//! The platform's HTTP server: the JSON API at `/api/v1` over [`store::Store`] (the
+//! contract is the table "HTTP API" of docs/architecture.md; how it behaves is
+//! docs/service.md, "HTTP API"), its OpenAPI document (`/api/v1/openapi.json`, generated
+//! from this code with `utoipa`), server-sent events of a submission's state changes,
+//! `/healthz` and `/metrics`.
+//!
+//! - **Who may do what**: bearer tokens (`Authorization: Bearer pj_…`) name a user, an
+//!   organiser or a participant; a worker's token is refused on every endpoint here
+//!   (it is good for the queue only). A team sees its own submissions, the exam only as
+//!   `result.json` already reduced it (counts and the ranking numbers at the
+//!   challenge's precision: docs/judge.md, "What a participant sees of each split");
+//!   organisers see everything.
+//! - **Uploads** are streamed to a file in the state folder (never held whole in
+//!   memory), counted and hashed while they arrive, synced to disk, checked with the
+//!   judge's own unpack rules, and only then recorded — so a refused entry costs the
+//!   team nothing and a recorded one is on disk.
+//! - **Errors** are `{"error": {"code", "message", …}}` with the statuses of the
+//!   contract; JSON is written with `<`, `>` and `&` escaped, so a hostile name cannot
+//!   become markup even where a client mistakes the body for HTML.
+//!
+//! Not here: judging (workers take jobs from the store's queue), moving jobs between
+//! machines (`dispatch`), web pages (planned), the command line (`physiojudge serve`
+//! builds a [`Server`] and serves it).
+
+mod api;
+mod auth;
+mod error;
+mod json;
+pub mod layout;
+mod metrics;
+mod upload;
+mod views;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::{ApiError, ServerError};
+pub use views::ErrorBody;
+
+/// Where the server keeps files and how it bounds the work a request may cause.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The state folder: entries as uploaded (`entries/`), result folders
+    /// (`results/<submission>/<attempt>/`, written by the workers), uploads in progress
+    /// (`incoming/`). See [`layout`].
+    pub state_dir: PathBuf,
+    /// The largest entry archive accepted, in bytes; past it an upload is refused with
+    /// 413 while it streams. The judge unpacks at most 512 MiB
+    /// (`judge::unpack::Caps::default`), so a larger archive could never be judged.
+    pub max_upload_bytes: u64,
+    /// The caps an upload is checked against (the judge's own, by default).
+    pub unpack_caps: judge::unpack::Caps,
+    /// Uploads checked (unpacked into a scratch folder) at once: each may write up to
+    /// `unpack_caps.bytes` to disk and keep a core busy.
+    pub concurrent_checks: usize,
+    /// How often an event stream looks for new state changes. The changes are the
+    /// store's history rows, written by whichever process made them (this server, a
+    /// worker on another machine), so the stream polls the database.
+    pub events_poll: Duration,
+    /// Failed logins (`POST /api/v1/tokens`) allowed per user name per minute before
+    /// 429: every try costs an argon2 hash, and guessing must stay slow.
+    pub login_tries_per_minute: u32,
+}
+
+impl Config {
+    /// The defaults for a state folder.
+    pub fn new(state_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            state_dir: state_dir.into(),
+            max_upload_bytes: 512 << 20,
+            unpack_caps: judge::unpack::Caps::default(),
+            concurrent_checks: 2,
+            events_poll: Duration::from_secs(1),
+            login_tries_per_minute: 10,
+        }
+    }
+}
+
+/// The HTTP server: the API's router over a store and a state folder.
+#[derive(Clone)]
+pub struct Server {
+    app: api::App,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("state_dir", &self.app.config.state_dir)
+            .finish()
+    }
+}
+
+impl Server {
+    /// A server over `store`, keeping files in `config.state_dir` (its folders are made
+    /// now; uploads a previous run left unfinished in `incoming/` are removed).
+    pub fn new(store: store::Store, config: Config) -> Result<Server, ServerError> {
+        layout::prepare(&config.state_dir)?;
+        Ok(Server {
+            app: api::App::new(store, config),
+        })
+    }
+
+    /// The routes: `/api/v1/…`, `/healthz`, `/metrics`. Compose it with other routes
+    /// (the web pages, a worker endpoint) as an `axum::Router`.
+    pub fn router(&self) -> axum::Router {
+        api::router(self.app.clone())
+    }
+
+    /// The OpenAPI 3 document served at `/api/v1/openapi.json`.
+    pub fn openapi() -> utoipa::openapi::OpenApi {
+        api::openapi()
+    }
+
+    /// The state folder.
+    pub fn state_dir(&self) -> &Path {
+        &self.app.config.state_dir
+    }
+
+    /// Serves on `listener` until the process ends.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
+        self.serve_until(listener, std::future::pending()).await
+    }
+
+    /// Serves on `listener` until `stop` completes, then finishes the requests in
+    /// progress (an event stream ends at its next poll).
+    pub async fn serve_until(
+        self,
+        listener: tokio::net::TcpListener,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let stopping = self.app.stopping.clone();
+        let stop = async move {
+            stop.await;
+            stopping.cancel();
+        };
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(stop)
+            .await
+            .map_err(ServerError::Serve)
+    }
+}
+
+/// A flag the event streams watch, so that a server stopping does not wait for
+/// clients that never hang up.
+#[derive(Clone, Default)]
+pub(crate) struct Stopping(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Stopping {
+    pub(crate) fn cancel(&self) {
+        self.0.send_replace(true);
+    }
+
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.0.subscribe()
+    }
+}
