@@ -159,14 +159,19 @@ fn outcome_text(o: &Outcome) -> String {
 /// The judge of this process: the runtime set up by `physiojudge runtime setup`, this
 /// binary as the sandbox's init program, and the one sandbox slot `slot`.
 pub fn judge(slot: u32) -> Result<judge::Judge> {
+    let end = slot.checked_add(1).context("--slot is too large")?;
+    judge_with_slots(slot..end)
+}
+
+/// The judge of this process with the sandbox slots `slots`.
+pub fn judge_with_slots(slots: std::ops::Range<u32>) -> Result<judge::Judge> {
     let rt = runtime::Runtime::open(&runtime::default_dir()).context(
         "the Python runtime entries run with is not set up: run `physiojudge runtime setup`",
     )?;
-    let end = slot.checked_add(1).context("--slot is too large")?;
     Ok(judge::Judge::new(
         rt,
         crate::sandbox_cmd::init_program()?,
-        slot..end,
+        slots,
     )?)
 }
 

@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// The largest entry archive accepted, in MiB.
     #[arg(long, default_value_t = 512)]
     pub max_upload_mib: u64,
+    /// Local worker slots judging queued submissions, one sandbox slot each (default:
+    /// the number of CPUs; 0: none, the queue only fills).
+    #[arg(long)]
+    pub workers: Option<usize>,
 }
 
 /// The store of a state folder, or of `--database`.
@@ -52,8 +56,29 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
         let server = server::Server::new(store.clone(), config)
             .with_context(|| format!("preparing the state folder {}", state.display()))?;
-        // workers: the local worker slots (and the reconciler of lapsed leases) start
-        // here, over `store` and `server.state_dir()`, once `worker`/`dispatch` exist.
+        // The local worker slots, and the reconciler that turns lapsed leases into
+        // `error` and queues them again (docs/service.md, "Queue and workers"). The
+        // server records uploads in the store directly, so the queue also polls for
+        // them, often enough that an idle slot starts a new submission within a second.
+        let mut queue_config = dispatch::QueueConfig::new(&state);
+        queue_config.poll_every = std::time::Duration::from_millis(500);
+        let queue = dispatch::LocalQueue::new(store.clone(), queue_config);
+        let _reconciler = queue.spawn_reconciler();
+        let slots = a.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let _pool = if slots > 0 {
+            let slots_u32 = u32::try_from(slots).context("--workers is too large")?;
+            let judge = std::sync::Arc::new(crate::evaluate_cmd::judge_with_slots(0..slots_u32)?);
+            let config = worker::Config::new(&state, slots);
+            Some(
+                worker::Pool::start_local(&queue, "local", judge, config, None)
+                    .await
+                    .context("starting the local workers")?,
+            )
+        } else {
+            None
+        };
         let listener = tokio::net::TcpListener::bind(a.listen)
             .await
             .with_context(|| format!("listening on {}", a.listen))?;

@@ -64,7 +64,17 @@ fn admin_makes_the_first_organiser_and_serve_accepts_its_token() {
     assert!(text(&o).contains("already exists"), "{}", text(&o));
 
     let child = physiojudge_command!()
-        .args(["serve", "--state", state, "--listen", "127.0.0.1:0"])
+        // No workers: this test is about accounts and the API (workers take sandbox
+        // slots from 0, which other tests use).
+        .args([
+            "serve",
+            "--state",
+            state,
+            "--listen",
+            "127.0.0.1:0",
+            "--workers",
+            "0",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

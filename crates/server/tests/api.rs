@@ -23,7 +23,31 @@ both!(
     events_follow_the_state,
     withdraw_select_requeue,
     metrics_and_health,
+    the_public_sees_the_exam_at_the_challenge_precision,
 );
+
+/// A leaderboard of exam scores shows the public each figure at the challenge's
+/// precision (3 decimals): at full precision it would be the label-recovery channel
+/// result.json no longer is. Organisers see the stored figure, exactly.
+async fn the_public_sees_the_exam_at_the_challenge_precision(b: Backend) {
+    let h = Harness::start(b).await;
+    h.challenge().await;
+    h.phase("open", -Duration::days(1), json!(null), true).await;
+    let (_, alice) = h.participant("alice").await;
+    h.team(&alice, "Alpha").await;
+    let a = h.upload(&alice, "cinc2017", "", good_entry()).await;
+    assert_eq!(a.status, 201, "{a:?}");
+    judge_next(&h, 0.812_345_678).await;
+    let path = "/api/v1/challenges/cinc2017/leaderboard";
+    for who in [None, Some(alice.as_str())] {
+        let lb = h.get(who, path).await;
+        assert_eq!(lb.json["rows"][0]["score"], 0.812, "{lb:?}");
+        assert_eq!(lb.json["rows"][0]["scores"]["score"], 0.812, "{lb:?}");
+        assert!(!lb.text.contains("0.812345"), "{lb:?}");
+    }
+    let lb = h.get(Some(&h.organiser), path).await;
+    assert_eq!(lb.json["rows"][0]["score"], 0.812_345_678, "{lb:?}");
+}
 
 async fn accounts_and_tokens(b: Backend) {
     let h = Harness::start_with(b, |c| c.login_tries_per_minute = 3).await;

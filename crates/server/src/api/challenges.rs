@@ -344,7 +344,8 @@ pub(crate) struct LeaderboardQuery {
 }
 
 /// A phase's leaderboard: each team's best (or latest) scored submission, ranked by
-/// the first ranking number, every figure exactly as stored. While a phase ranks by
+/// the first ranking number; an exam's figures at the challenge's precision (exactly as
+/// stored for organisers). While a phase ranks by
 /// the exam and hides its scores until it closes, only organisers see the rows.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", tag = "challenges",
     security((), ("bearer" = [])),
@@ -384,18 +385,28 @@ pub(crate) async fn leaderboard(
         view.hidden_until = Some(phase.closes);
         return Ok(Json(view));
     }
+    // An exam's figures to anyone but organisers at the challenge's precision: at full
+    // precision a leaderboard is the same label-recovery channel as a result
+    // (docs/judge.md, "Why so little"). The stored figures stay exact, and ranks come
+    // from them.
+    let shown = |v: Option<f64>| match v {
+        Some(x) if phase.scored_split == Split::Exam && !maybe_organiser(&user) => {
+            Some(judge::visibility::round_to(x, j.score_precision))
+        }
+        v => v,
+    };
     for row in &board.rows {
         let scores: BTreeMap<String, Option<f64>> = row
             .figures
             .iter()
-            .map(|f| (f.key.clone(), f.value))
+            .map(|f| (f.key.clone(), shown(f.value)))
             .collect();
         view.rows.push(LeaderboardRowView {
             rank: row.rank,
             team: row.team_name.clone(),
             team_id: row.team.0,
             submission: row.submission.0,
-            score: row.figures.first().and_then(|f| f.value),
+            score: shown(row.figures.first().and_then(|f| f.value)),
             scores,
             run_time_s: run_time(&app, row.submission).await?,
             submitted_at: row.received_at,
