@@ -308,10 +308,8 @@ impl Evaluator<'_, '_> {
         } else {
             EntryVerdict::Scored
         };
-        // The organiser's full reports; the participant's views (docs/judge.md).
-        if let Some(s) = &exam_score {
-            write_json(&ev.out.join("private/exam-score.json"), &s.report)?;
-        }
+        // The organiser's full quiz report (the score stage wrote the exam's); the
+        // participant's views (docs/judge.md).
         if let Some(s) = &quiz_score
             && !c.reveal_quiz_labels
         {

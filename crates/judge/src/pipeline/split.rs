@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::driver::{Ran, Split};
-use super::{Evaluator, StageLog, chown_tree, mkdir, write_json};
+use super::{Evaluator, StageLog, chown_tree, mkdir};
 use crate::JudgeError;
 use crate::dataset::Item;
 use crate::result::{Counts, Outcome, Reason, RecordState, RecordStatus, ScoreSummary, Stage};
@@ -126,8 +126,9 @@ impl Evaluator<'_, '_> {
             _ => Outcome::Passed,
         };
         let log = self.save_log(stage, log)?;
+        // Counts of the runs; the score stage completes them from the outputs and writes
+        // the organiser's per-record file once, then.
         let counts = Counts::of(&ran.records);
-        write_json(&self.ev.out.join("private/exam-records.json"), &ran.records)?;
         let finished = self.finish(stage, outcome, t, Vec::new(), Some(counts), log);
         Ok(ExamRun {
             items,
