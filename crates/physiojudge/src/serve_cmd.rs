@@ -52,18 +52,17 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     rt.block_on(async {
         let store = open_store(&state, a.database.as_deref()).await?;
+        // The local queue, its reconciler (lapsed leases become `error` and queue again)
+        // and worker slots (docs/service.md, "Queue and workers"). The server tells the
+        // queue of every upload and requeue, so an idle slot starts at once.
+        let queue = dispatch::LocalQueue::new(store.clone(), dispatch::QueueConfig::new(&state));
+        let _reconciler = queue.spawn_reconciler();
         let mut config = server::Config::new(&state);
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
+        let waker = queue.clone();
+        config.on_queued = Some(server::OnQueued(std::sync::Arc::new(move || waker.wake())));
         let server = server::Server::new(store.clone(), config)
             .with_context(|| format!("preparing the state folder {}", state.display()))?;
-        // The local worker slots, and the reconciler that turns lapsed leases into
-        // `error` and queues them again (docs/service.md, "Queue and workers"). The
-        // server records uploads in the store directly, so the queue also polls for
-        // them, often enough that an idle slot starts a new submission within a second.
-        let mut queue_config = dispatch::QueueConfig::new(&state);
-        queue_config.poll_every = std::time::Duration::from_millis(500);
-        let queue = dispatch::LocalQueue::new(store.clone(), queue_config);
-        let _reconciler = queue.spawn_reconciler();
         let slots = a.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });

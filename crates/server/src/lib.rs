@@ -38,6 +38,17 @@ use std::time::Duration;
 pub use error::{ApiError, ServerError};
 pub use views::ErrorBody;
 
+/// Called after a submission was queued (an upload, a requeue): how local workers are
+/// woken at once (`dispatch::LocalQueue::wake`) rather than at their next poll.
+#[derive(Clone)]
+pub struct OnQueued(pub std::sync::Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for OnQueued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnQueued")
+    }
+}
+
 /// Where the server keeps files and how it bounds the work a request may cause.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -61,6 +72,17 @@ pub struct Config {
     /// Failed logins (`POST /api/v1/tokens`) allowed per user name per minute before
     /// 429: every try costs an argon2 hash, and guessing must stay slow.
     pub login_tries_per_minute: u32,
+    /// Told when a submission was queued, if anyone must be.
+    pub on_queued: Option<OnQueued>,
+}
+
+impl Config {
+    /// Tells whoever asked ([`Config::on_queued`]) that a submission was queued.
+    pub(crate) fn queued(&self) {
+        if let Some(OnQueued(f)) = &self.on_queued {
+            f();
+        }
+    }
 }
 
 impl Config {
@@ -73,6 +95,7 @@ impl Config {
             concurrent_checks: 2,
             events_poll: Duration::from_secs(1),
             login_tries_per_minute: 10,
+            on_queued: None,
         }
     }
 }

@@ -207,6 +207,7 @@ pub(crate) async fn upload(
         })
         .await?;
     entry_file.keep();
+    app.config.queued();
     tracing::info!(
         "submission {} of team {} ({} bytes, sha256 {sha256})",
         s.id,

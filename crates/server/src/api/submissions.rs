@@ -517,5 +517,6 @@ pub(crate) async fn requeue(
         .why
         .unwrap_or_else(|| "requeued by an organiser".to_owned());
     app.store.requeue(id, Some(by.id), &why).await?;
+    app.config.queued();
     Ok(Json(SubmissionRow::from(&app.store.submission(id).await?)))
 }
