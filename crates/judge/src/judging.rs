@@ -176,6 +176,25 @@ impl Judge {
                 ),
             )
         })?;
+        self.evaluate_as(challenge, request, progress)
+    }
+
+    /// [`Judge::evaluate`] of a definition the caller holds rather than one the judge
+    /// knows: a platform judges the definition it registered (pinned by its hash), which
+    /// may have been registered after this judge was made. `request.challenge` must be
+    /// its id.
+    pub fn evaluate_as(
+        &self,
+        challenge: &Challenge,
+        request: &Request,
+        progress: &mut dyn Progress,
+    ) -> Result<EvalResult, JudgeError> {
+        if challenge.id != request.challenge {
+            return Err(JudgeError::challenge(
+                request.challenge,
+                format_args!("the definition given is for {:?}", challenge.id),
+            ));
+        }
         let slot = self.slots.take();
         let ev = Evaluation {
             challenge,
