@@ -126,6 +126,12 @@ impl Judge {
                 message: "a judge needs at least one sandbox slot".into(),
             });
         }
+        // What evaluations of processes that died mid-run left behind (their work
+        // folders hold copies of hidden data): before this judge makes any of its own.
+        let swept = crate::workdir::sweep();
+        if swept > 0 {
+            tracing::info!("removed {swept} work folders of processes that died mid-run");
+        }
         let mut challenges = BTreeMap::new();
         for (id, _) in BUILT_IN {
             challenges.insert(id.to_string(), Challenge::built_in(id)?);
