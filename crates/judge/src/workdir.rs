@@ -10,7 +10,9 @@
 //!
 //! [`WorkDir`] is an evaluation's work folder: `0700`, root's, removed when dropped —
 //! after a panic too — and, through [`remove_live`], by a signal handler of the binary
-//! when the judge is told to stop (SIGTERM).
+//! when the judge is told to stop (SIGTERM). A process killed outright (SIGKILL) leaves
+//! its folder; its name carries the process's id, and [`sweep`] (run by every new
+//! `Judge`) removes the folders of processes that are gone.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, OwnedFd};
