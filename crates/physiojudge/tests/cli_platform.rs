@@ -233,7 +233,16 @@ fn end_to_end(backend: Backend, slot: u32) {
     for id in &all[1..] {
         assert_eq!(s.submission(&org, id).json["state"], "queued");
     }
+    // A participant follows the good entry from a terminal across the crash.
+    let follower = testkit::physiojudge_command!()
+        .args(["status", "--server", &s.base, "--token", &alice, &a_good])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
     let killed = s.pid();
+    let addr = s.base.trim_start_matches("http://").to_owned();
     s.kill9();
     // The run dies with its server: no process of the slot outlives it for long.
     let until = std::time::Instant::now() + Duration::from_secs(10);
@@ -246,11 +255,37 @@ fn end_to_end(backend: Backend, slot: u32) {
         std::thread::sleep(Duration::from_millis(100));
     }
 
-    // Again on the same state: everything is judged.
-    let s = site.serve(&[]);
+    // Again on the same state and address: everything is judged.
+    let s = site.serve_on(&addr, &[]);
     for id in all {
         s.wait_for(&org, id, Duration::from_secs(600), is_final);
     }
+    // The follower reconnected, saw the lost run go to `error` and back, and the
+    // second attempt's stages; of the exam, that it ran, never its records.
+    let followed = follower.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&followed.stdout),
+        String::from_utf8_lossy(&followed.stderr),
+    );
+    assert!(followed.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("state      scored (attempts: 2)"),
+        "{out}\n{err}"
+    );
+    for line in [
+        "running → error (worker_lost)",
+        "error → queued",
+        "running → scored",
+    ] {
+        assert!(err.contains(line), "{line:?} not in:\n{err}");
+    }
+    assert!(err.contains("  quiz: "), "no quiz progress in:\n{err}");
+    assert!(
+        err.lines()
+            .filter(|l| l.trim_start().starts_with("exam: "))
+            .all(|l| !l.contains("records")),
+        "exam records shown to the team:\n{err}"
+    );
     // What the killed run left is gone once the new server has judged.
     assert_eq!(cgroups_of(killed), Vec::<PathBuf>::new());
     assert_eq!(work_folders(site.tmp.path()), Vec::<String>::new());

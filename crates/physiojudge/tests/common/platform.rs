@@ -131,8 +131,13 @@ impl Site {
         String::from_utf8(o.stdout).unwrap().trim().to_owned()
     }
 
-    /// `physiojudge serve` with one worker in this site's sandbox slot.
+    /// `physiojudge serve` with one worker in this site's sandbox slot, on a free port.
     pub fn serve(&self, extra: &[&str]) -> Served {
+        self.serve_on("127.0.0.1:0", extra)
+    }
+
+    /// [`Site::serve`] on the address `listen`.
+    pub fn serve_on(&self, listen: &str, extra: &[&str]) -> Served {
         runtime_dir();
         let mut c = testkit::physiojudge_command!();
         c.args([
@@ -140,7 +145,7 @@ impl Site {
             "--state",
             self.state.path().to_str().unwrap(),
             "--listen",
-            "127.0.0.1:0",
+            listen,
             "--workers",
             "1",
             "--first-slot",
