@@ -413,6 +413,26 @@ fn end_to_end(backend: Backend, slot: u32) {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // Bob's third submission takes his last slot; a fourth is refused, clearly.
+    let b_third = s.submit(&bob, CHALLENGE, &trivial);
+    let o = testkit::physiojudge!([
+        "submit",
+        "--server",
+        &s.base,
+        "--token",
+        &bob,
+        "--challenge",
+        CHALLENGE,
+        trivial.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the server refused (409 quota_spent)"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    s.wait_for(&bob, &b_third, Duration::from_secs(300), is_final);
     s.stop();
     assert_eq!(processes_of(uid), Vec::<u32>::new());
     assert_eq!(work_folders(site.tmp.path()), Vec::<String>::new());
