@@ -126,6 +126,12 @@ impl Judge {
                 message: "a judge needs at least one sandbox slot".into(),
             });
         }
+        // What evaluations of processes that died mid-run left behind (their work
+        // folders hold copies of hidden data): before this judge makes any of its own.
+        let swept = crate::workdir::sweep();
+        if swept > 0 {
+            tracing::info!("removed {swept} work folders of processes that died mid-run");
+        }
         let mut challenges = BTreeMap::new();
         for (id, _) in BUILT_IN {
             challenges.insert(id.to_string(), Challenge::built_in(id)?);
@@ -176,6 +182,25 @@ impl Judge {
                 ),
             )
         })?;
+        self.evaluate_as(challenge, request, progress)
+    }
+
+    /// [`Judge::evaluate`] of a definition the caller holds rather than one the judge
+    /// knows: a platform judges the definition it registered (pinned by its hash), which
+    /// may have been registered after this judge was made. `request.challenge` must be
+    /// its id.
+    pub fn evaluate_as(
+        &self,
+        challenge: &Challenge,
+        request: &Request,
+        progress: &mut dyn Progress,
+    ) -> Result<EvalResult, JudgeError> {
+        if challenge.id != request.challenge {
+            return Err(JudgeError::challenge(
+                request.challenge,
+                format_args!("the definition given is for {:?}", challenge.id),
+            ));
+        }
         let slot = self.slots.take();
         let ev = Evaluation {
             challenge,
