@@ -148,6 +148,46 @@ pub struct Challenge {
     /// record's reference (and whatever per-record figure is derived from it).
     #[serde(default)]
     pub reveal_quiz_labels: bool,
+    /// What an entry may install beyond the runtime (docs/judge.md, "Entries' own
+    /// packages").
+    #[serde(default)]
+    pub packages: PackagesDef,
+}
+
+/// The organiser's rules for the packages an entry brings.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PackagesDef {
+    /// Whether an entry may have packages installed beyond the runtime's (`false`: only
+    /// the runtime's, at versions its requirements allow).
+    pub extra: bool,
+    /// Packages never installed (by name, compared as the index does), whether asked
+    /// for or needed by what was.
+    pub deny: Vec<String>,
+    /// The most wheels an entry's environment may download, in MiB (all of its set,
+    /// cached or not, so that the verdict never depends on the cache).
+    pub download_mb: u64,
+    /// The most an installed environment may take, in MiB.
+    pub env_mb: u64,
+}
+
+impl Default for PackagesDef {
+    fn default() -> Self {
+        PackagesDef {
+            extra: true,
+            deny: Vec::new(),
+            download_mb: 1024,
+            env_mb: 3072,
+        }
+    }
+}
+
+impl PackagesDef {
+    /// Whether `name` is on the deny list.
+    pub fn denies(&self, name: &str) -> bool {
+        let n = runtime::normalise(name);
+        self.deny.iter().any(|d| runtime::normalise(d) == n)
+    }
 }
 
 fn default_precision() -> u32 {
@@ -289,6 +329,17 @@ impl Challenge {
             );
         }
         self.check_limits()?;
+        let p = &self.packages;
+        for (name, mb) in [("download_mb", p.download_mb), ("env_mb", p.env_mb)] {
+            if !(1..=MAX_MEMORY_MB).contains(&mb) {
+                return Err(format!(
+                    "packages.{name} = {mb} is outside 1-{MAX_MEMORY_MB} MiB"
+                ));
+            }
+        }
+        if p.deny.len() > 1000 || p.deny.iter().any(|d| d.is_empty() || d.len() > 200) {
+            return Err("packages.deny must list at most 1000 names of 1-200 characters".into());
+        }
         let plain = |s: &str| {
             !s.is_empty()
                 && s.len() <= 64
@@ -393,6 +444,21 @@ impl Challenge {
     /// The limits of the setup run (`setup.sh`).
     pub fn setup_limits(&self) -> sandbox::Limits {
         self.single_run_limits(self.limits.setup_time_s)
+    }
+
+    /// The limits of the environment's install (prep): prep's time (`setup_time_s`),
+    /// and a `/tmp` of `packages.env_mb`, where the environment is built before it is
+    /// copied out, so that its size is capped while it is written, not counted after;
+    /// `/tmp` is counted in the run's memory, which gets that much on top of the
+    /// challenge's.
+    pub fn install_limits(&self) -> sandbox::Limits {
+        let env = self.packages.env_mb << 20;
+        let mut l = self.single_run_limits(self.limits.setup_time_s);
+        l.tmp_bytes = env;
+        l.file_size_bytes = env;
+        l.memory_bytes = l.memory_bytes.saturating_add(env);
+        l.pids = l.pids.max(64);
+        l
     }
 
     /// The limits of the train run.

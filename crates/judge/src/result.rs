@@ -41,7 +41,8 @@ pub enum Reason {
     Unpack { message: String },
     /// Required files missing or empty: "Required component(s) missing -- not scored".
     MissingFiles { files: Vec<String> },
-    /// The entry needs packages the runtime does not have.
+    /// The entry's requirements were refused (a line, a package without a wheel for the
+    /// runtime, the organiser's rules, the size limits) or could not be installed.
     Requirements { problems: Vec<String> },
     /// `setup.sh` failed or exceeded its limits (the verdict says which).
     Setup {
@@ -367,6 +368,9 @@ pub struct EvalResult {
     /// Verdict `error`: what stopped the judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<JudgeFailure>,
+    /// The packages installed for the entry on top of the runtime, when any were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::pyenv::EnvironmentReport>,
     pub judge_version: String,
 }
 
