@@ -6,6 +6,8 @@ downloaded, imported or built here. Wheel tags and version clauses are judged wi
 `packaging` library pip carries, so "has a wheel for the runtime" means what pip means.
 
 Commands:
+  unmet: [{"name", "specifier", "marker", "extras"}] -> the names the runtime as it is
+         does not meet (asks the index nothing)
   check: [{"name", "specifier", "marker"}] -> for each requirement the runtime does not
          already meet, whether some version allowed by the specifier has a wheel for
          this interpreter; if not, what the team is told.
@@ -110,14 +112,28 @@ def installed(name):
         return None
 
 
+def met_by_runtime(r):
+    """Whether the runtime as it is meets a requirement (its own dependencies are met:
+    `pip check` passed when it was built). Extras may need more: never met here."""
+    if r.get("marker") and not Marker(r["marker"]).evaluate():
+        return True
+    have = installed(r["name"])
+    spec = SpecifierSet(r["specifier"], prereleases=False)
+    return not r.get("extras") and have is not None and spec.contains(have, prereleases=True)
+
+
+def unmet(reqs):
+    return [r["name"] for r in reqs if not met_by_runtime(r)]
+
+
 def check(index, reqs):
     out = []
     for r in reqs:
         name, spec = r["name"], SpecifierSet(r["specifier"], prereleases=False)
-        if r.get("marker") and not Marker(r["marker"]).evaluate():
-            continue
         have = installed(name)
-        if have is not None and spec.contains(have, prereleases=True):
+        if met_by_runtime(r) or (
+            have is not None and spec.contains(have, prereleases=True)
+        ):
             continue
         data = listing(index, name)
         if data is None:
@@ -189,7 +205,9 @@ def sizes(index, files):
 def main():
     command, index = sys.argv[1], sys.argv[2]
     arg = json.load(sys.stdin)
-    if command == "check":
+    if command == "unmet":
+        result = unmet(arg)
+    elif command == "check":
         result = check(index, arg)
     elif command == "sizes":
         result = sizes(index, arg)

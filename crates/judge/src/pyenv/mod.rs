@@ -226,16 +226,46 @@ pub fn resolve(
     let helper = scratch.join("index.py");
     std::fs::write(&helper, INDEX_PY).map_err(|e| judge_err("index helper", e))?;
 
-    // 1. Every requirement the runtime does not meet must have a wheel for it.
     let asked: Vec<serde_json::Value> = reqs
         .iter()
         .map(|r| {
             serde_json::json!({
                 "name": r.name, "specifier": r.clauses.join(","), "marker": r.marker,
+                "extras": r.extras,
             })
         })
         .collect();
     let input = serde_json::to_vec(&asked).map_err(|e| judge_err("index check", e))?;
+    // 0. What the runtime meets as it is needs neither the index nor pip: most entries
+    // end here, and judging them never depends on the index being up.
+    let out = run_host(
+        Command::new(&python)
+            .arg("-I")
+            .arg(&helper)
+            .arg("unmet")
+            .arg(&settings.index_url),
+        &input,
+        settings.step_timeout,
+        scratch,
+    )
+    .map_err(|e| judge_err("comparing with the runtime", e))?;
+    let unmet: Vec<String> = match out.ok {
+        true => serde_json::from_str(&out.stdout)
+            .map_err(|e| judge_err("the runtime comparison's answer", e))?,
+        false => {
+            return Err(EnvError::Judge(format!(
+                "comparing with the runtime failed:\n{}",
+                tail(&out.stderr, 10)
+            )));
+        }
+    };
+    if unmet.is_empty() {
+        log("the runtime meets every requirement: no environment of the entry's own");
+        return Ok(None);
+    }
+    log(&format!("not met by the runtime: {}", unmet.join(", ")));
+
+    // 1. Every requirement the runtime does not meet must have a wheel for it.
     let t = Instant::now();
     let out = run_host(
         Command::new(&python)
@@ -383,11 +413,7 @@ pub fn resolve(
         refused.push(format!(
             "this challenge allows only the runtime's packages, and the requirements need \
              {} on top of them; the runtime has {}",
-            items
-                .iter()
-                .map(|(p, _)| format!("{} {}", p.name, p.version))
-                .collect::<Vec<_>>()
-                .join(", "),
+            named(&items),
             runtime_summary()
         ));
     }
@@ -436,7 +462,9 @@ pub fn resolve(
             .sum::<u64>();
     }
     if bytes > limit {
-        return Err(EnvError::Refused(vec![too_big(&items, bytes, policy)]));
+        return Err(EnvError::Refused(vec![too_big(
+            reqs, &items, bytes, policy,
+        )]));
     }
     if !missing.is_empty() {
         download(settings, &python, &missing, scratch, log)?;
@@ -448,7 +476,9 @@ pub fn resolve(
         .map(|m| m.len())
         .sum();
     if bytes > limit {
-        return Err(EnvError::Refused(vec![too_big(&items, bytes, policy)]));
+        return Err(EnvError::Refused(vec![too_big(
+            reqs, &items, bytes, policy,
+        )]));
     }
     Ok(Some(Resolution {
         key,
@@ -458,16 +488,35 @@ pub fn resolve(
     }))
 }
 
-fn too_big(items: &[(Package, String)], bytes: u64, policy: &PackagesDef) -> String {
+/// `name version` of each package, at most ten named.
+fn named(items: &[(Package, String)]) -> String {
+    let mut s: Vec<String> = items
+        .iter()
+        .take(10)
+        .map(|(p, _)| format!("{} {}", p.name, p.version))
+        .collect();
+    if items.len() > 10 {
+        s.push(format!("and {} more", items.len() - 10));
+    }
+    s.join(", ")
+}
+
+fn too_big(
+    reqs: &[Requirement],
+    items: &[(Package, String)],
+    bytes: u64,
+    policy: &PackagesDef,
+) -> String {
     format!(
-        "the packages to install ({}) are {} MiB of wheels, more than this challenge's \
-         download limit of {} MiB; use the runtime's packages ({}) where you can, or a \
-         smaller package",
-        items
-            .iter()
-            .map(|(p, _)| format!("{} {}", p.name, p.version))
+        "{} need(s) {} package(s) on top of the runtime ({}): {} MiB of wheels, more than \
+         this challenge's download limit of {} MiB; use the runtime's packages ({}) where \
+         you can, or a smaller package",
+        reqs.iter()
+            .map(|r| r.name.as_str())
             .collect::<Vec<_>>()
             .join(", "),
+        items.len(),
+        named(items),
         bytes.div_ceil(1 << 20),
         policy.download_mb,
         runtime_summary()
