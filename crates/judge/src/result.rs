@@ -108,7 +108,7 @@ impl std::fmt::Display for Reason {
             ),
             Reason::Requirements { problems } => write!(
                 f,
-                "requirements the runtime does not meet: {}",
+                "requirements refused: {}",
                 list(problems, "; ")
             ),
             Reason::Setup {

@@ -486,6 +486,63 @@ fn a_run_like_the_install_has_no_network() {
     assert!(!said.contains("CONNECTED"), "{said}");
 }
 
+/// BENCHMARKS.md's figures: prep of a first and a cached environment against a venv
+/// made and filled by pip from an empty cache, on the same machine in the same run. Run
+/// only when named (`-- bench_environments`).
+fn bench_environments() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, set) in [
+        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
+        ("scikit-learn pin (scikit-learn==1.5.2)", "scikit-learn==1.5.2\n"),
+        ("peakutils", "peakutils\n"),
+    ] {
+        let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+        let entry = tmp.path().join(&slug);
+        cpsc_entry(&entry, set, "");
+        let first = evaluate("cpsc2021", &entry, &tmp.path().join(format!("{slug}-1")));
+        let again = evaluate("cpsc2021", &entry, &tmp.path().join(format!("{slug}-2")));
+        assert!(again.environment.as_ref().unwrap().cached, "{again:?}");
+        let venv = tmp.path().join(format!("{slug}-venv"));
+        let reqs = entry.join("requirements.txt");
+        let t = Instant::now();
+        let ok = Command::new(runtime::DEFAULT_PYTHON)
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .status()
+            .unwrap()
+            .success()
+            && Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--only-binary", ":all:", "--cache-dir"])
+                .arg(tmp.path().join(format!("{slug}-pipcache")))
+                .arg("-r")
+                .arg(&reqs)
+                .status()
+                .unwrap()
+                .success();
+        assert!(ok);
+        let venv_s = t.elapsed().as_secs_f64();
+        println!(
+            "  {name}: prep first {:.1} s, cached {:.1} s; venv + pip install {:.1} s; \
+             environment {}",
+            stage_time(&first, Stage::Prep),
+            stage_time(&again, Stage::Prep),
+            venv_s,
+            first
+                .environment
+                .unwrap()
+                .packages
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.version))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
 fn main() -> ExitCode {
     sandbox::reexec::hook();
     let tests: [(&str, fn()); 6] = [
@@ -518,9 +575,11 @@ fn main() -> ExitCode {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
+    let benches: [(&str, fn()); 1] = [("bench_environments", bench_environments)];
     let chosen: Vec<_> = tests
         .iter()
         .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .chain(benches.iter().filter(|(name, _)| filters.iter().any(|f| f == name)))
         .collect();
     if !testkit::root("envs") {
         println!("0 passed, 0 failed, {} skipped", chosen.len());

@@ -62,21 +62,15 @@ impl Requirement {
     }
 }
 
-/// A line's text for a message: at most 100 characters, control characters escaped.
+/// A line's text for a message: at most 100 characters, quoted, with control, bidi
+/// and other unprintable characters escaped (Rust's debug form), so that nothing in it
+/// can redraw a terminal or reorder what a reader sees.
 pub(crate) fn quote(text: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == 100 {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+    let cut: String = text.chars().take(100).collect();
+    match cut.len() < text.len() {
+        true => format!("{cut:?}…"),
+        false => format!("{cut:?}"),
     }
-    format!("\"{out}\"")
 }
 
 /// Reads a requirements file; `file` names it in messages. Every problem is listed
@@ -504,6 +498,13 @@ mod tests {
                 p[0]
             );
         }
+    }
+
+    #[test]
+    fn what_is_quoted_cannot_redraw_a_terminal() {
+        let p = parse_requirements("r", "numpy>=99 \r\x1b[2K\x1b[32mok\u{202e}\n").unwrap_err();
+        assert!(!p[0].contains(['\x1b', '\r', '\u{202e}']), "{p:?}");
+        assert!(p[0].contains("\\u{1b}[32mok"), "{p:?}");
     }
 
     #[test]
