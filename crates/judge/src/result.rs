@@ -106,11 +106,9 @@ impl std::fmt::Display for Reason {
                 "required component(s) missing or empty: {} -- not scored",
                 list(files, ", ")
             ),
-            Reason::Requirements { problems } => write!(
-                f,
-                "requirements refused: {}",
-                list(problems, "; ")
-            ),
+            Reason::Requirements { problems } => {
+                write!(f, "requirements refused: {}", list(problems, "; "))
+            }
             Reason::Setup {
                 verdict,
                 exit_code,

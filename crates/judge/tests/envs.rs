@@ -496,7 +496,10 @@ fn bench_environments() {
     let tmp = tempfile::tempdir().unwrap();
     for (name, set) in [
         ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
-        ("scikit-learn pin (scikit-learn==1.5.2)", "scikit-learn==1.5.2\n"),
+        (
+            "scikit-learn pin (scikit-learn==1.5.2)",
+            "scikit-learn==1.5.2\n",
+        ),
         ("peakutils", "peakutils\n"),
     ] {
         let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
@@ -516,7 +519,13 @@ fn bench_environments() {
             .unwrap()
             .success()
             && Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--only-binary", ":all:", "--cache-dir"])
+                .args([
+                    "install",
+                    "--quiet",
+                    "--only-binary",
+                    ":all:",
+                    "--cache-dir",
+                ])
                 .arg(tmp.path().join(format!("{slug}-pipcache")))
                 .arg("-r")
                 .arg(&reqs)
@@ -579,7 +588,11 @@ fn main() -> ExitCode {
     let chosen: Vec<_> = tests
         .iter()
         .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
-        .chain(benches.iter().filter(|(name, _)| filters.iter().any(|f| f == name)))
+        .chain(
+            benches
+                .iter()
+                .filter(|(name, _)| filters.iter().any(|f| f == name)),
+        )
         .collect();
     if !testkit::root("envs") {
         println!("0 passed, 0 failed, {} skipped", chosen.len());

@@ -84,11 +84,14 @@ pub fn check_tree(dir: &Path, runtime: (u32, u32), cap: usize) -> Vec<String> {
                 let n = std::fs::File::open(&path)
                     .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
                     .unwrap_or(0);
-                let name = path
-                    .strip_prefix(dir)
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string();
+                // The entry chose the name: escaped, like every text of its in a message.
+                let name = super::parse::quote(
+                    &path
+                        .strip_prefix(dir)
+                        .unwrap_or(&path)
+                        .display()
+                        .to_string(),
+                );
                 problems.extend(problem(&name, &head[..n], runtime));
             }
         }
