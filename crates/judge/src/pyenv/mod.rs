@@ -133,6 +133,43 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hex(&h.finalize()))
 }
 
+/// `%XX` escapes of a URL's last part decoded (PyPI writes a local version's `+` as
+/// `%2B`); anything malformed is kept as it is, and then fails [`plain_wheel_name`].
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let hex = |c: u8| (c as char).to_digit(16);
+    while i < b.len() {
+        let (h, l) = (
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        );
+        match (b[i], h, l) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A wheel file name as the wheel format spells them (letters, digits, `._+!-`), so
+/// that it is safe as a path part and inside the install's quoted shell words.
+fn plain_wheel_name(f: &str) -> bool {
+    f.len() <= 255
+        && f.ends_with(".whl")
+        && !f.starts_with('.')
+        && !f.contains("..")
+        && f.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"._+!-".contains(&c))
+}
+
 /// What a command left, when it ended in time.
 struct Output {
     ok: bool,
@@ -353,19 +390,13 @@ pub fn resolve(
         let version = s(&item["metadata"]["version"]);
         let url = s(&item["download_info"]["url"]);
         let sha256 = s(&item["download_info"]["archive_info"]["hashes"]["sha256"]);
-        let filename = url.rsplit('/').next().unwrap_or_default().to_string();
-        let filename = filename
-            .split(['#', '?'])
-            .next()
-            .unwrap_or_default()
-            .to_string();
+        let last = url.rsplit('/').next().unwrap_or_default();
+        let filename = percent_decode(last.split(['#', '?']).next().unwrap_or_default());
         if name.is_empty()
             || version.is_empty()
             || sha256.len() != 64
             || !sha256.bytes().all(|b| b.is_ascii_hexdigit())
-            || !filename.ends_with(".whl")
-            || filename.contains("..")
-            || filename.starts_with('.')
+            || !plain_wheel_name(&filename)
         {
             return Err(EnvError::Judge(format!(
                 "pip's report names {name:?} {version:?} without a wheel and its sha256"
@@ -665,6 +696,25 @@ mod tests {
             env_key([p("peakutils", "1.3.5", "ab"), p("x", "1", "bb")].iter())
         );
         assert_ne!(k, env_key(a[..1].iter()));
+    }
+
+    #[test]
+    fn wheel_names_from_the_index_are_decoded_and_checked() {
+        assert_eq!(
+            percent_decode("a-1.0%2Bcpu-py3-none-any.whl"),
+            "a-1.0+cpu-py3-none-any.whl"
+        );
+        assert_eq!(percent_decode("bad%2"), "bad%2");
+        assert!(plain_wheel_name("PeakUtils-1.3.5-py3-none-any.whl"));
+        for bad in [
+            "x'; rm -rf ~; '.whl",
+            ".hidden.whl",
+            "a..b.whl",
+            "a.tar.gz",
+            "a b.whl",
+        ] {
+            assert!(!plain_wheel_name(bad), "{bad}");
+        }
     }
 
     #[test]
