@@ -494,6 +494,23 @@ fn bench_environments() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
+    // A judge of its own with an empty cache: "first" is a real first.
+    let init = sandbox::reexec::this_program().unwrap();
+    let mut bench_judge = Judge::new(runtime(), init, 62..63).unwrap();
+    let mut settings = EnvSettings::from_env();
+    settings.cache = tmp.path().join("cache");
+    bench_judge.set_env_settings(settings);
+    let data = data("cpsc2021");
+    let evaluate = |entry: &Path, out: &Path| {
+        let request = Request {
+            challenge: "cpsc2021",
+            entry,
+            data: &data,
+            out,
+            cancel: None,
+        };
+        bench_judge.evaluate(&request, &mut ()).unwrap()
+    };
     for (name, set) in [
         ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
         (
@@ -505,8 +522,9 @@ fn bench_environments() {
         let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
         let entry = tmp.path().join(&slug);
         cpsc_entry(&entry, set, "");
-        let first = evaluate("cpsc2021", &entry, &tmp.path().join(format!("{slug}-1")));
-        let again = evaluate("cpsc2021", &entry, &tmp.path().join(format!("{slug}-2")));
+        let first = evaluate(&entry, &tmp.path().join(format!("{slug}-1")));
+        let again = evaluate(&entry, &tmp.path().join(format!("{slug}-2")));
+        assert!(!first.environment.as_ref().unwrap().cached, "{first:?}");
         assert!(again.environment.as_ref().unwrap().cached, "{again:?}");
         let venv = tmp.path().join(format!("{slug}-venv"));
         let reqs = entry.join("requirements.txt");
