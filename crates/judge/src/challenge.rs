@@ -541,6 +541,32 @@ mod tests {
     /// A limit that would wrap when scaled (17592186044416 MiB is 2^64 bytes: 0 after
     /// the shift in a release build) is refused, as is every limit out of range.
     #[test]
+    fn package_rules_default_parse_and_are_checked() {
+        let base = BUILT_IN[1].1;
+        let c = Challenge::parse(base, "t").unwrap();
+        assert_eq!(c.packages, PackagesDef::default());
+        assert!(c.packages.extra && c.packages.download_mb == 1024);
+        let with = |extra: &str| Challenge::parse(&format!("{base}\n[packages]\n{extra}\n"), "t");
+        let c = with("extra = false\ndeny = [\"Torch\", \"tensorflow\"]\nenv_mb = 100").unwrap();
+        assert!(!c.packages.extra && c.packages.env_mb == 100);
+        assert_eq!(c.packages.download_mb, 1024);
+        assert!(c.packages.denies("torch") && c.packages.denies("TensorFlow"));
+        assert!(!c.packages.denies("numpy"));
+        let l = c.install_limits();
+        assert_eq!(l.tmp_bytes, 100 << 20);
+        assert_eq!(l.memory_bytes, (c.limits.memory_mb + 100) << 20);
+        for (bad, why) in [
+            ("extras = true", "unknown field"),
+            ("download_mb = 0", "download_mb"),
+            ("env_mb = 99999999999", "env_mb"),
+            ("deny = [\"\"]", "packages.deny"),
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn limits_out_of_range_are_refused() {
         let base = BUILT_IN[0].1;
         for (from, to, key) in [

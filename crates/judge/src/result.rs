@@ -366,9 +366,10 @@ pub struct EvalResult {
     /// Verdict `error`: what stopped the judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<JudgeFailure>,
-    /// The packages installed for the entry on top of the runtime, when any were.
+    /// The packages installed for the entry on top of the runtime, when any were (boxed:
+    /// a result travels in enums beside small variants).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub environment: Option<crate::pyenv::EnvironmentReport>,
+    pub environment: Option<Box<crate::pyenv::EnvironmentReport>>,
     pub judge_version: String,
 }
 

@@ -162,7 +162,7 @@ struct Evaluator<'a, 'p> {
     /// The entry's installed environment (host path of its `site` folder), shown
     /// read-only at [`ENV_MOUNT`] from prep's `setup.sh` on.
     env_site: Option<PathBuf>,
-    environment: Option<crate::pyenv::EnvironmentReport>,
+    environment: Option<Box<crate::pyenv::EnvironmentReport>>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the

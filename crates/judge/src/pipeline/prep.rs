@@ -204,11 +204,11 @@ impl Evaluator<'_, '_> {
             return Ok(Some(reason));
         }
         self.env_site = Some(dir.join("site"));
-        self.environment = Some(EnvironmentReport {
+        self.environment = Some(Box::new(EnvironmentReport {
             key: r.key.clone(),
             packages: r.packages.clone(),
             cached,
-        });
+        }));
         Ok(None)
     }
 
