@@ -524,6 +524,7 @@ fn bench_environments() {
         cpsc_entry(&entry, set, "");
         let first = evaluate(&entry, &tmp.path().join(format!("{slug}-1")));
         let again = evaluate(&entry, &tmp.path().join(format!("{slug}-2")));
+        assert_eq!(first.verdict, EntryVerdict::Scored, "{first:?}");
         assert!(!first.environment.as_ref().unwrap().cached, "{first:?}");
         assert!(again.environment.as_ref().unwrap().cached, "{again:?}");
         let venv = tmp.path().join(format!("{slug}-venv"));
