@@ -161,6 +161,7 @@ impl Evaluator<'_, '_> {
         }
         let settings = self.ev.envs;
         let scratch = self.work.join("resolve");
+        let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
         let mut said = Vec::new();
         let resolved = pyenv::resolve(
             settings,
@@ -168,6 +169,7 @@ impl Evaluator<'_, '_> {
             &self.c.packages,
             &reqs,
             &scratch,
+            stop.as_deref(),
             &mut |l| said.push(l.to_string()),
         );
         for l in &said {
@@ -182,6 +184,10 @@ impl Evaluator<'_, '_> {
                     log.line(p);
                 }
                 return Ok(Some(Reason::Requirements { problems }));
+            }
+            // The stage's outcome becomes `stopped` (`finish`), whatever the reason.
+            Err(EnvError::Judge(_)) if self.cancelled() => {
+                return Ok(Some(Reason::Stopped));
             }
             Err(EnvError::Judge(message)) => return Err(JudgeError::Packages { message }),
         };

@@ -22,6 +22,7 @@ pub mod pyc;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -170,6 +171,9 @@ fn plain_wheel_name(f: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || b"._+!-".contains(&c))
 }
 
+/// A host step's error when the evaluation was stopped during it.
+pub const STOPPED: &str = "stopped";
+
 /// What a command left, when it ended in time.
 struct Output {
     ok: bool,
@@ -184,6 +188,7 @@ fn run_host(
     input: &[u8],
     timeout: Duration,
     scratch: &Path,
+    stop: Option<&AtomicBool>,
 ) -> Result<Output, String> {
     let out_path = scratch.join("stdout");
     let err_path = scratch.join("stderr");
@@ -209,6 +214,11 @@ fn run_host(
                 let _ = child.wait();
                 return Err(format!("did not finish within {} s", timeout.as_secs()));
             }
+            None if stop.is_some_and(|s| s.load(Ordering::SeqCst)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(STOPPED.into());
+            }
             None => std::thread::sleep(Duration::from_millis(50)),
         }
     };
@@ -232,14 +242,16 @@ fn tail(text: &str, n: usize) -> String {
 
 /// Resolves an entry's requirements against `rt`: what must be installed on top of it,
 /// refused by `policy` or downloaded into the wheel cache. `Ok(None)`: the runtime meets
-/// every requirement. `scratch` is a private folder of the evaluation; `log` hears each
-/// step.
+/// every requirement. `scratch` is a private folder of the evaluation; a host step under
+/// way ends when `stop` is set (then [`EnvError::Judge`] says [`STOPPED`]); `log` hears
+/// each step.
 pub fn resolve(
     settings: &EnvSettings,
     rt: &runtime::Runtime,
     policy: &PackagesDef,
     reqs: &[Requirement],
     scratch: &Path,
+    stop: Option<&AtomicBool>,
     log: &mut dyn FnMut(&str),
 ) -> Result<Option<Resolution>, EnvError> {
     if reqs.is_empty() {
@@ -284,6 +296,7 @@ pub fn resolve(
         &input,
         settings.step_timeout,
         scratch,
+        stop,
     )
     .map_err(|e| judge_err("comparing with the runtime", e))?;
     let unmet: Vec<String> = match out.ok {
@@ -313,6 +326,7 @@ pub fn resolve(
         &input,
         settings.step_timeout,
         scratch,
+        stop,
     )
     .map_err(|e| judge_err("asking the index", e))?;
     if !out.ok {
@@ -360,6 +374,7 @@ pub fn resolve(
         &[],
         settings.step_timeout,
         scratch,
+        stop,
     )
     .map_err(|e| judge_err("pip's resolution", e))?;
     if !out.ok {
@@ -481,6 +496,7 @@ pub fn resolve(
             &input,
             settings.step_timeout,
             scratch,
+            stop,
         )
         .map_err(|e| judge_err("asking the index for sizes", e))?;
         let sizes: std::collections::BTreeMap<String, Option<u64>> = match out.ok {
@@ -498,7 +514,7 @@ pub fn resolve(
         )]));
     }
     if !missing.is_empty() {
-        download(settings, &python, &missing, scratch, log)?;
+        download(settings, &python, &missing, scratch, stop, log)?;
     }
     let wheels: Vec<PathBuf> = items.iter().map(|(p, f)| cached(p, f)).collect();
     let bytes: u64 = wheels
@@ -597,6 +613,7 @@ fn download(
     python: &Path,
     missing: &[&(Package, String)],
     scratch: &Path,
+    stop: Option<&AtomicBool>,
     log: &mut dyn FnMut(&str),
 ) -> Result<(), EnvError> {
     let wheels = settings.cache.join("wheels");
@@ -628,6 +645,7 @@ fn download(
         &[],
         settings.step_timeout,
         scratch,
+        stop,
     )
     .map_err(|e| judge_err("downloading wheels", e))?;
     if !out.ok {
@@ -726,6 +744,7 @@ mod tests {
             &[],
             Duration::from_millis(300),
             dir.path(),
+            None,
         )
         .err()
         .unwrap();
@@ -736,8 +755,23 @@ mod tests {
             b"hello",
             Duration::from_secs(5),
             dir.path(),
+            None,
         )
         .unwrap();
         assert!(out.ok && out.stdout == "hello");
+        // A stopped evaluation stops its host step at once.
+        let stop = AtomicBool::new(true);
+        let t = Instant::now();
+        let e = run_host(
+            Command::new("/bin/sleep").arg("30"),
+            &[],
+            Duration::from_secs(60),
+            dir.path(),
+            Some(&stop),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e, STOPPED);
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 }
