@@ -17,6 +17,7 @@ use sandbox::InitProgram;
 use crate::JudgeError;
 use crate::challenge::{BUILT_IN, Challenge};
 use crate::pipeline::{Evaluation, Progress};
+use crate::pyenv::EnvSettings;
 use crate::result::EvalResult;
 
 /// Asks an evaluation to stop. Clones share the flag: the caller keeps one and gives one
@@ -110,6 +111,7 @@ pub struct Judge {
     init: InitProgram,
     slots: SlotPool,
     challenges: BTreeMap<String, Challenge>,
+    envs: EnvSettings,
 }
 
 impl Judge {
@@ -141,7 +143,18 @@ impl Judge {
             init,
             slots: SlotPool::new(slots),
             challenges,
+            envs: EnvSettings::from_env(),
         })
+    }
+
+    /// Where entries' environments are cached and which index they come from (by
+    /// default [`EnvSettings::from_env`]).
+    pub fn set_env_settings(&mut self, envs: EnvSettings) {
+        self.envs = envs;
+    }
+
+    pub fn env_settings(&self) -> &EnvSettings {
+        &self.envs
     }
 
     /// Adds (or replaces) a challenge definition.
@@ -208,6 +221,7 @@ impl Judge {
             data: request.data,
             out: request.out,
             runtime: &self.runtime,
+            envs: &self.envs,
             init: self.init.clone(),
             slot: slot.number,
             cancel: request.cancel.cloned(),
