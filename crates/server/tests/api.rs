@@ -913,6 +913,8 @@ async fn withdraw_select_requeue(b: Backend) {
             scorer_version: "score 0.1.0".into(),
             judge_version: "judge 0.1.0".into(),
             message: Some("disk full".into()),
+            runtime_lock: None,
+            warnings: Vec::new(),
         },
     )
     .await
@@ -935,6 +937,8 @@ async fn withdraw_select_requeue(b: Backend) {
                 scorer_version: "score 0.1.0".into(),
                 judge_version: "judge 0.1.0".into(),
                 message: Some("disk full".into()),
+                runtime_lock: None,
+                warnings: Vec::new(),
             },
         )
         .await

@@ -51,7 +51,9 @@ mod error;
 mod leaderboard;
 pub mod manifest;
 mod model;
+mod publish;
 mod queue;
+mod rescore;
 mod submissions;
 mod teams;
 mod users;
@@ -65,6 +67,7 @@ mod tests;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -110,6 +113,11 @@ pub struct Store {
     db: Db,
     clock: Clock,
     policy: Policy,
+    /// The scorer version leaderboards combine ([`Store::with_scorer_version`]).
+    scorer_version: Option<Arc<str>>,
+    /// Bumped (in this process) by every change a leaderboard may show: shared by the
+    /// store's clones, so a cache of leaderboards knows when to derive them again.
+    boards: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -190,6 +198,8 @@ impl Store {
             db,
             clock: Arc::new(Utc::now),
             policy: Policy::default(),
+            scorer_version: None,
+            boards: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -207,6 +217,30 @@ impl Store {
 
     pub fn policy(&self) -> Policy {
         self.policy
+    }
+
+    /// The same store, whose leaderboards combine only results scored by this scorer
+    /// version (the platform's current one): a result of another scorer waits for a
+    /// rescoring (docs/service.md, "Versions"). Without it, every scorer version counts.
+    pub fn with_scorer_version(mut self, version: impl Into<String>) -> Store {
+        self.scorer_version = Some(Arc::from(version.into()));
+        self
+    }
+
+    pub fn scorer_version(&self) -> Option<&str> {
+        self.scorer_version.as_deref()
+    }
+
+    /// A number that changes whenever this process changes something a leaderboard
+    /// shows (a result accepted or replaced, a selection, a publication, a team hidden
+    /// or disqualified). Changes made by another process on the same database are not
+    /// seen here: a cache keyed on it must also expire.
+    pub fn board_generation(&self) -> u64 {
+        self.boards.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn boards_changed(&self) {
+        self.boards.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn backend(&self) -> Backend {
@@ -258,16 +292,30 @@ fn migrations(db: &Db) -> Vec<Migration> {
         include_str!("../migrations/common/0001_records.sql"),
     )];
     let dialect: &[(i64, &str, &str)] = match db {
-        Db::Sqlite(_) => &[(
-            2,
-            "guards",
-            include_str!("../migrations/sqlite/0002_guards.sql"),
-        )],
-        Db::Postgres(_) => &[(
-            2,
-            "guards",
-            include_str!("../migrations/postgres/0002_guards.sql"),
-        )],
+        Db::Sqlite(_) => &[
+            (
+                2,
+                "guards",
+                include_str!("../migrations/sqlite/0002_guards.sql"),
+            ),
+            (
+                3,
+                "platform rules",
+                include_str!("../migrations/sqlite/0003_platform_rules.sql"),
+            ),
+        ],
+        Db::Postgres(_) => &[
+            (
+                2,
+                "guards",
+                include_str!("../migrations/postgres/0002_guards.sql"),
+            ),
+            (
+                3,
+                "platform rules",
+                include_str!("../migrations/postgres/0003_platform_rules.sql"),
+            ),
+        ],
     };
     let mut all: Vec<Migration> = common
         .iter()

@@ -122,6 +122,8 @@ pub(crate) fn scored(figures: &[(&str, f64, Better)]) -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -134,6 +136,8 @@ pub(crate) fn failed() -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -146,6 +150,8 @@ pub(crate) fn judge_error() -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: Some("disk full".into()),
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 
