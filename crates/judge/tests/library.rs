@@ -145,6 +145,16 @@ fn four_challenges_from_four_threads() {
         let text = std::fs::read(outs.path().join(id).join("result.json")).unwrap();
         let back: EvalResult = serde_json::from_slice(&text).unwrap();
         assert_eq!(&back, r, "{id}");
+        // Scoring the kept outputs again (a platform's rescoring) gives the run's own
+        // report and ranking numbers, and the example entries are not degenerate.
+        let challenge = judge.challenge(id).unwrap();
+        let again =
+            judge::rescore::score_result_folder(challenge, &data(id), &outs.path().join(id))
+                .unwrap()
+                .unwrap_or_else(|| panic!("{id}: no exam outputs to rescore"));
+        assert_eq!(again.report, full, "{id}: rescored report");
+        assert_eq!(Some(&again.exam_score), r.exam_score.as_ref(), "{id}");
+        assert_eq!(again.warnings, Vec::<String>::new(), "{id}");
     }
     assert!(
         pinned_ok,

@@ -18,11 +18,12 @@ use crate::{Ending, Event, Shared};
 const REPORT_TRIES: u32 = 5;
 
 /// How a run on the blocking thread ended.
+#[allow(clippy::large_enum_variant)] // one per job, moved once: boxing buys nothing
 pub(crate) enum RunEnd {
     /// Not judged: a check before judging refused the job.
     Refused(ErrorReason),
-    /// The judge ran.
-    Judged(Result<EvalResult, JudgeError>),
+    /// The judge ran; with the warnings of a scored result ("degenerate output").
+    Judged(Result<EvalResult, JudgeError>, Vec<String>),
 }
 
 /// An attempt's result folder.
@@ -174,7 +175,16 @@ fn judge_one(
         attempt: a.lease.attempt,
         progress,
     };
-    RunEnd::Judged(shared.judge.evaluate(&request, &mut sink))
+    let result = shared.judge.evaluate(&request, &mut sink);
+    let warnings = match &result {
+        Ok(r) if r.verdict == judge::result::EntryVerdict::Scored => shared
+            .judge
+            .challenge(&challenge)
+            .map(|c| judge::rescore::warnings(c, out))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    RunEnd::Judged(result, warnings)
 }
 
 /// Runs one job to its end: see the crate documentation.
