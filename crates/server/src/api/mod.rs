@@ -4,6 +4,7 @@ pub(crate) mod accounts;
 pub(crate) mod challenges;
 mod events;
 mod ops;
+mod rules;
 mod submissions;
 mod teams;
 
@@ -30,6 +31,9 @@ pub(crate) struct App(Arc<Inner>);
 
 pub(crate) struct Inner {
     pub store: store::Store,
+    /// Leaderboards as served, by what was asked (`challenges::leaderboard`): each
+    /// with the store's board generation it was derived at and when.
+    pub boards: std::sync::Mutex<std::collections::HashMap<BoardKey, CachedBoard>>,
     pub config: Config,
     pub metrics: Metrics,
     /// Upload checks under way at once (`Config::concurrent_checks`).
@@ -45,9 +49,61 @@ impl Deref for App {
     }
 }
 
+/// What a served leaderboard depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct BoardKey {
+    pub phase: store::PhaseId,
+    pub board: crate::views::BoardName,
+    pub version: Option<u32>,
+    pub organiser: bool,
+}
+
+pub(crate) struct CachedBoard {
+    generation: u64,
+    at: Instant,
+    body: axum::body::Bytes,
+}
+
+/// Leaderboards kept at most; past it the cache is emptied (a phase's few variants are
+/// what is asked for again and again).
+const BOARDS_KEPT: usize = 1024;
+
 impl App {
+    /// A leaderboard served before, if nothing this process changed since and it is
+    /// younger than the TTL.
+    pub(crate) fn cached_board(
+        &self,
+        key: &BoardKey,
+        generation: u64,
+    ) -> Option<axum::body::Bytes> {
+        let boards = self.boards.lock().unwrap_or_else(|p| p.into_inner());
+        boards
+            .get(key)
+            .filter(|c| c.generation == generation && c.at.elapsed() < challenges::BOARD_TTL)
+            .map(|c| c.body.clone())
+    }
+
+    pub(crate) fn cache_board(&self, key: BoardKey, generation: u64, body: axum::body::Bytes) {
+        let mut boards = self.boards.lock().unwrap_or_else(|p| p.into_inner());
+        if boards.len() >= BOARDS_KEPT {
+            boards.clear();
+        }
+        boards.insert(
+            key,
+            CachedBoard {
+                generation,
+                at: Instant::now(),
+                body,
+            },
+        );
+    }
+
     pub(crate) fn new(store: store::Store, config: Config) -> App {
+        // Leaderboards combine only scores of this judge's scorer (docs/service.md,
+        // "Versions"); older ones wait for a rescoring.
+        let store = store.with_scorer_version(judge::rescore::SCORER_VERSION);
         App(Arc::new(Inner {
+            boards: Default::default(),
             store,
             checks: tokio::sync::Semaphore::new(config.concurrent_checks.max(1)),
             logins: LoginLimiter::new(config.login_tries_per_minute),
@@ -89,6 +145,11 @@ pub(crate) fn router(app: App) -> Router {
             "/api/v1/challenges/{id}/leaderboard",
             get(challenges::leaderboard),
         )
+        .route("/api/v1/challenges/{id}/publish", post(rules::publish))
+        .route("/api/v1/challenges/{id}/rescore", post(rules::rescore))
+        .route("/api/v1/rescores/{id}", get(rules::get_rescore))
+        .route("/api/v1/rescores/{id}/apply", post(rules::apply_rescore))
+        .route("/api/v1/rescores/{id}/cancel", post(rules::cancel_rescore))
         .route("/api/v1/submissions/{id}", get(submissions::get_one))
         .route(
             "/api/v1/submissions/{id}/logs/{stage}",
@@ -208,6 +269,11 @@ impl Modify for Bearer {
         challenges::create_phase,
         challenges::quota,
         challenges::leaderboard,
+        rules::publish,
+        rules::rescore,
+        rules::get_rescore,
+        rules::apply_rescore,
+        rules::cancel_rescore,
         crate::upload::upload,
         submissions::list,
         submissions::get_one,
