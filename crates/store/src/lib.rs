@@ -17,8 +17,13 @@
 //! - **the queue**: FIFO by `received_at`, fair across teams, leases extended by
 //!   heartbeats, a reconciler for lapsed ones, and a result accepted once per attempt
 //!   ([`Store::take_job`], [`Store::heartbeat`], [`Store::report`], [`Store::reconcile`]);
-//! - **leaderboards**, derived by a query whenever asked for, never stored
-//!   ([`Store::leaderboard`]).
+//! - **leaderboards**, derived by one query whenever asked for, never stored
+//!   ([`Store::leaderboard`]), combining only results made under the challenge's current
+//!   definition, data manifest and scorer version;
+//! - **publishing** a phase's final leaderboard as a fixed, versioned snapshot, refused
+//!   while anything is unfinished ([`Store::publish`]), and **rescoring** as a record
+//!   applied or cancelled as a whole ([`Store::create_rescore`],
+//!   [`Store::apply_rescore`]).
 //!
 //! Not here: HTTP and sessions (`server`), judging (`judge`, run by `worker`), moving
 //! jobs between machines (`dispatch`: this crate is the record a dispatcher reads and

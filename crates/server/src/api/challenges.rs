@@ -375,7 +375,6 @@ pub(crate) async fn leaderboard(
     Path(id): Path<String>,
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<axum::response::Response, ApiError> {
-    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
     let board = match (q.board, q.final_entries) {
         (Some(b), _) => b,
         (None, true) => BoardName::Final,
@@ -383,7 +382,8 @@ pub(crate) async fn leaderboard(
     };
     let organiser = maybe_organiser(&user);
     let key = crate::api::BoardKey {
-        phase: phase.id,
+        challenge: id.clone(),
+        phase: q.phase.clone(),
         board,
         version: q.version,
         organiser,
@@ -392,6 +392,7 @@ pub(crate) async fn leaderboard(
     if let Some(body) = app.cached_board(&key, generation) {
         return Ok(json_bytes(body));
     }
+    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
     let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
     let body =
         axum::body::Bytes::from(crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?);

@@ -49,10 +49,12 @@ impl Deref for App {
     }
 }
 
-/// What a served leaderboard depends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a served leaderboard depends on: the request as asked (so that a cached answer
+/// needs no database read, not even to find the phase).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct BoardKey {
-    pub phase: store::PhaseId,
+    pub challenge: String,
+    pub phase: Option<String>,
     pub board: crate::views::BoardName,
     pub version: Option<u32>,
     pub organiser: bool,
