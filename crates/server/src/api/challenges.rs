@@ -347,12 +347,6 @@ pub(crate) struct LeaderboardQuery {
     pub final_entries: bool,
 }
 
-/// How long a cached leaderboard is served without asking the database again. Changes
-/// this process makes drop it at once (the store's board generation); changes made by
-/// another process on the same database (a worker elsewhere, `physiojudge admin`) show
-/// within this time.
-pub(crate) const BOARD_TTL: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// A phase's leaderboard: `live` is each team's best (or latest) scored submission,
 /// ranked by the first ranking number; `final` each team's selected (else best) one;
 /// `published` the fixed snapshot the organiser published (404 until then). An exam's
@@ -381,7 +375,7 @@ pub(crate) async fn leaderboard(
         (None, false) => BoardName::Live,
     };
     let organiser = maybe_organiser(&user);
-    let key = crate::api::BoardKey {
+    let key = crate::boards::BoardKey {
         challenge: id.clone(),
         phase: q.phase.clone(),
         board,
@@ -389,14 +383,15 @@ pub(crate) async fn leaderboard(
         organiser,
     };
     let generation = app.store.board_generation();
-    if let Some(body) = app.cached_board(&key, generation) {
-        return Ok(json_bytes(body));
-    }
-    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
-    let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
-    let body =
-        axum::body::Bytes::from(crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?);
-    app.cache_board(key, generation, body.clone());
+    let body = app
+        .boards
+        .serve(&key, generation, || async {
+            let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
+            let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
+            let bytes = crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?;
+            Ok(axum::body::Bytes::from(bytes))
+        })
+        .await?;
     Ok(json_bytes(body))
 }
 

@@ -31,9 +31,8 @@ pub(crate) struct App(Arc<Inner>);
 
 pub(crate) struct Inner {
     pub store: store::Store,
-    /// Leaderboards as served, by what was asked (`challenges::leaderboard`): each
-    /// with the store's board generation it was derived at and when.
-    pub boards: std::sync::Mutex<std::collections::HashMap<BoardKey, CachedBoard>>,
+    /// Leaderboards as served (`challenges::leaderboard`).
+    pub boards: crate::boards::Boards,
     pub config: Config,
     pub metrics: Metrics,
     /// Upload checks under way at once (`Config::concurrent_checks`).
@@ -49,57 +48,7 @@ impl Deref for App {
     }
 }
 
-/// What a served leaderboard depends on: the request as asked (so that a cached answer
-/// needs no database read, not even to find the phase).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct BoardKey {
-    pub challenge: String,
-    pub phase: Option<String>,
-    pub board: crate::views::BoardName,
-    pub version: Option<u32>,
-    pub organiser: bool,
-}
-
-pub(crate) struct CachedBoard {
-    generation: u64,
-    at: Instant,
-    body: axum::body::Bytes,
-}
-
-/// Leaderboards kept at most; past it the cache is emptied (a phase's few variants are
-/// what is asked for again and again).
-const BOARDS_KEPT: usize = 1024;
-
 impl App {
-    /// A leaderboard served before, if nothing this process changed since and it is
-    /// younger than the TTL.
-    pub(crate) fn cached_board(
-        &self,
-        key: &BoardKey,
-        generation: u64,
-    ) -> Option<axum::body::Bytes> {
-        let boards = self.boards.lock().unwrap_or_else(|p| p.into_inner());
-        boards
-            .get(key)
-            .filter(|c| c.generation == generation && c.at.elapsed() < challenges::BOARD_TTL)
-            .map(|c| c.body.clone())
-    }
-
-    pub(crate) fn cache_board(&self, key: BoardKey, generation: u64, body: axum::body::Bytes) {
-        let mut boards = self.boards.lock().unwrap_or_else(|p| p.into_inner());
-        if boards.len() >= BOARDS_KEPT {
-            boards.clear();
-        }
-        boards.insert(
-            key,
-            CachedBoard {
-                generation,
-                at: Instant::now(),
-                body,
-            },
-        );
-    }
-
     pub(crate) fn new(store: store::Store, config: Config) -> App {
         // Leaderboards combine only scores of this judge's scorer (docs/service.md,
         // "Versions"); older ones wait for a rescoring.
