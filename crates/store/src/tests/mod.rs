@@ -10,6 +10,7 @@ use crate::*;
 mod leaderboard;
 mod queue;
 mod records;
+mod rules;
 mod state_machine;
 
 /// `both!(name)`: the async fn `name(&TestStore)` as two tests, `name::sqlite` and
