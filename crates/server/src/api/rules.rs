@@ -32,6 +32,7 @@ use crate::views::{
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "not_publishable: see `blockers`"),
+        (status = 422, body = ErrorBody, description = "the body is not a publish request"),
     ))]
 pub(crate) async fn publish(
     State(app): State<App>,
