@@ -388,7 +388,12 @@ pub(crate) async fn leaderboard(
         .serve(&key, generation, || async {
             let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
             let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
-            let bytes = crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?;
+            // A large board takes milliseconds to write: off the threads that answer
+            // the requests served from the cache meanwhile.
+            let bytes = tokio::task::spawn_blocking(move || crate::json::to_vec(&view))
+                .await
+                .map_err(|e| ApiError::internal(&e))?
+                .map_err(|e| ApiError::internal(&e))?;
             Ok(axum::body::Bytes::from(bytes))
         })
         .await?;
