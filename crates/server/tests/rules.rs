@@ -234,11 +234,18 @@ async fn rescoring_stored_outputs(b: Backend) {
         "{r:?}"
     );
     let rid = r.json["id"].as_str().unwrap().to_owned();
-    // Nothing changed yet.
+    // Nothing changed yet (the leaderboard is now in the server's cache).
     let s = h
         .get(Some(&alice), &format!("/api/v1/submissions/{id}"))
         .await;
     assert_eq!(s.json["scores"]["score"], 0.812, "{s:?}");
+    let lb = h
+        .get(
+            None,
+            "/api/v1/challenges/cinc2017/leaderboard?phase=official",
+        )
+        .await;
+    assert_eq!(lb.json["rows"][0]["score"], 0.812, "{lb:?}");
     for token in [alice.as_str(), bob.as_str()] {
         for path in [
             format!("/api/v1/rescores/{rid}/apply"),
@@ -288,7 +295,8 @@ async fn rescoring_stored_outputs(b: Backend) {
     let results = h.t.results(key.submission).await.unwrap();
     assert_eq!(results.iter().filter(|r| r.replaced).count(), 1);
     assert!(results.iter().any(|r| !r.replaced && r.rescore.is_some()));
-    // The leaderboard follows.
+    // The leaderboard follows at once: applying dropped the cached board (well within
+    // the cache's 1 s lifetime).
     let lb = h
         .get(
             None,
