@@ -329,7 +329,7 @@ async fn leaderboards_combine_current_versions_only(b: Backend) {
     h.challenge().await;
     h.phase("open", -Duration::days(1), json!(null), true).await;
     let (_, alice) = h.participant("alice").await;
-    h.team(&alice, "Alpha").await;
+    let alpha = h.team(&alice, "Alpha").await;
     let (_, bob) = h.participant("bob").await;
     h.team(&bob, "Beta").await;
     let a = h.upload(&alice, "cinc2017", "", good_entry()).await;
@@ -379,6 +379,18 @@ async fn leaderboards_combine_current_versions_only(b: Backend) {
         .map(|r| r["team"].as_str().unwrap())
         .collect();
     assert_eq!(teams, ["Alpha"], "{lb:?}");
+    // Hiding a team drops the cached board at once.
+    let alpha: store::TeamId = alpha.parse().unwrap();
+    h.t.set_team_hidden(alpha, true, Some("organisers' own"))
+        .await
+        .unwrap();
+    let lb = h
+        .get(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/leaderboard?phase=open",
+        )
+        .await;
+    assert_eq!(lb.json["rows"], json!([]), "{lb:?}");
     // The reproduce command names the versions and hashes the result was made with.
     let s = h
         .get(Some(&alice), &format!("/api/v1/submissions/{id}"))
