@@ -147,6 +147,14 @@ impl Store {
                 args![phase, version, us(now), by.map(|u| u.to_string()), text],
             )
             .await?;
+            for row in &board.rows {
+                tx.execute(
+                    "INSERT INTO publication_entries (phase_id, version, submission_id) \
+                     VALUES ($1, $2, $3)",
+                    args![phase, version, row.submission],
+                )
+                .await?;
+            }
             Ok(Publication {
                 phase,
                 version: count(version)?,
@@ -203,9 +211,19 @@ impl Store {
         phase: PhaseId,
         id: SubmissionId,
     ) -> Result<bool, Error> {
-        Ok(self
-            .publication(phase, None)
-            .await?
-            .is_some_and(|p| p.board.rows.iter().any(|r| r.submission == id)))
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            Ok(tx
+                .fetch_optional(
+                    "SELECT 1 AS found FROM publication_entries \
+                     WHERE phase_id = $1 AND submission_id = $2 AND version = \
+                     (SELECT MAX(version) FROM publications WHERE phase_id = $1)",
+                    args![phase, id],
+                )
+                .await?
+                .is_some())
+        })
+        .await;
+        tx.finish(r).await
     }
 }

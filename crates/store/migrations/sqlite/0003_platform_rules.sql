@@ -40,6 +40,16 @@ CREATE TABLE publications (
     PRIMARY KEY (phase_id, version)
 );
 
+-- The final entries of each published version, so that "is this submission a
+-- published final entry" (its team may then see its exam scores) is an index lookup.
+CREATE TABLE publication_entries (
+    phase_id      TEXT NOT NULL,
+    version       BIGINT NOT NULL,
+    submission_id TEXT NOT NULL REFERENCES submissions (id),
+    PRIMARY KEY (phase_id, version, submission_id),
+    FOREIGN KEY (phase_id, version) REFERENCES publications (phase_id, version)
+);
+
 -- A rescoring: who asked, why, its scope and versions, and the changes it computed.
 -- It is applied or cancelled as a whole, once.
 CREATE TABLE rescores (
