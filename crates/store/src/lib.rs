@@ -154,23 +154,29 @@ impl Store {
 
     /// A SQLite database file, created if missing, migrated.
     pub async fn open_sqlite(path: &Path) -> Result<Store, Error> {
-        Store::sqlite(SqliteConnectOptions::new().filename(path)).await
+        Store::sqlite(SqliteConnectOptions::new().filename(path), None).await
     }
 
     /// `postgres://…` (or `postgresql://…`), `sqlite:PATH` or a plain path to a SQLite
     /// file; migrated to the current schema.
     pub async fn connect(url: &str) -> Result<Store, Error> {
+        Store::connect_upto(url, None).await
+    }
+
+    /// [`Store::connect`], with the schema brought only up to migration `upto` (tests of
+    /// a later migration on records stored before it).
+    pub(crate) async fn connect_upto(url: &str, upto: Option<i64>) -> Result<Store, Error> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(10)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect(url)
                 .await?;
-            Store::migrated(Db::Postgres(pool)).await
+            Store::migrated(Db::Postgres(pool), upto).await
         } else if url.starts_with("sqlite:") {
             let opts =
                 SqliteConnectOptions::from_str(url).map_err(|_| Error::BadUrl(url.to_owned()))?;
-            Store::sqlite(opts).await
+            Store::sqlite(opts, upto).await
         } else if url.contains("://") || url.is_empty() {
             Err(Error::BadUrl(url.to_owned()))
         } else {
@@ -178,7 +184,7 @@ impl Store {
         }
     }
 
-    async fn sqlite(opts: SqliteConnectOptions) -> Result<Store, Error> {
+    async fn sqlite(opts: SqliteConnectOptions, upto: Option<i64>) -> Result<Store, Error> {
         let opts = opts
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -190,15 +196,11 @@ impl Store {
             .acquire_timeout(Duration::from_secs(60))
             .connect_with(opts)
             .await?;
-        Store::migrated(Db::Sqlite(pool)).await
+        Store::migrated(Db::Sqlite(pool), upto).await
     }
 
-    async fn migrated(db: Db) -> Result<Store, Error> {
-        let migrator = Migrator::new(Embedded(migrations(&db))).await?;
-        match &db {
-            Db::Sqlite(p) => migrator.run(p).await?,
-            Db::Postgres(p) => migrator.run(p).await?,
-        }
+    async fn migrated(db: Db, upto: Option<i64>) -> Result<Store, Error> {
+        migrate(&db, upto).await?;
         Ok(Store {
             db,
             clock: Arc::new(Utc::now),
@@ -287,6 +289,18 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// Brings the schema up to date (or up to migration `upto`).
+pub(crate) async fn migrate(db: &Db, upto: Option<i64>) -> Result<(), Error> {
+    let mut all = migrations(db);
+    all.retain(|m| upto.is_none_or(|u| m.version <= u));
+    let migrator = Migrator::new(Embedded(all)).await?;
+    match db {
+        Db::Sqlite(p) => migrator.run(p).await?,
+        Db::Postgres(p) => migrator.run(p).await?,
+    }
+    Ok(())
 }
 
 /// The migrations of a backend: the common ones and the dialect's own, by version.

@@ -198,3 +198,61 @@ async fn leaderboards_combine_only_the_current_scorer(t: &TestStore) {
     let rows = current.final_leaderboard(f.phase.id).await.unwrap().rows;
     assert_eq!(rows.len(), 1);
 }
+
+/// Migration 0003 on records stored before it: each result gets the hashes it was
+/// judged with and its run time from its `result.json`.
+mod migration_0003 {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sqlite() {
+        fills_results_stored_before_it(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres() {
+        fills_results_stored_before_it(Backend::Postgres).await;
+    }
+}
+
+async fn fills_results_stored_before_it(backend: Backend) {
+    let t = TestStore::at(backend, Some(2)).await;
+    let f = fixture(&t, Quota::default(), Rule::Best).await;
+    let a = team(&t, &f, "a").await;
+    let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    let result_json = serde_json::json!({
+        "verdict": "scored",
+        "stages": [
+            {"stage": "prep", "wall_time_s": 1.5},
+            {"stage": "quiz", "wall_time_s": 3.25},
+            {"stage": "exam", "wall_time_s": 0.0}
+        ]
+    })
+    .to_string();
+    // A result as the schema before 0003 stored it.
+    let mut tx = t.store.db.write().await.unwrap();
+    tx.execute(
+        "INSERT INTO results (id, submission_id, attempt, outcome, result_json, \
+         private_json, scorer_version, judge_version, created_at) \
+         VALUES ($1, $2, $3, 'scored', $4, NULL, 'score 0.1.0', '0.1.0', 0)",
+        crate::db::args![
+            ResultId::new(),
+            s.id,
+            i64::from(j.attempt.number),
+            result_json
+        ],
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    crate::migrate(&t.store.db, None).await.unwrap();
+    let r = t.results(s.id).await.unwrap().remove(0);
+    let c = t.challenge(&f.challenge).await.unwrap();
+    assert_eq!(r.run_time_s, Some(5.0));
+    assert_eq!(r.entry_sha256, Some(s.entry_sha256.clone()));
+    assert_eq!(r.definition_sha256, Some(c.definition_sha256.clone()));
+    assert_eq!(r.manifest_sha256, Some(c.manifest.sha256()));
+    assert_eq!(r.warnings, Vec::<String>::new());
+    assert_eq!(r.runtime_lock, None);
+}
