@@ -15,7 +15,8 @@ use store::Backend;
 both!(
     publishing_checks_and_versions,
     rescoring_stored_outputs,
-    leaderboards_combine_current_versions_only
+    leaderboards_combine_current_versions_only,
+    a_quiz_phase_leaks_no_exam_figure
 );
 
 async fn publishing_checks_and_versions(b: Backend) {
@@ -427,4 +428,51 @@ async fn leaderboards_combine_current_versions_only(b: Backend) {
             .unwrap()
             .contains("sha256:0123456789abcdef")
     );
+}
+
+/// The ranking numbers are the exam's in every phase: one that names the quiz as its
+/// split still rounds them for the public, and withholds them while it hides exam
+/// scores.
+async fn a_quiz_phase_leaks_no_exam_figure(b: Backend) {
+    let h = Harness::start(b).await;
+    h.challenge().await;
+    let now = h.now();
+    for (name, show) in [("shown", true), ("hidden", false)] {
+        let a = h
+            .post(
+                Some(&h.organiser),
+                "/api/v1/challenges/cinc2017/phases",
+                json!({"name": name, "opens": now - Duration::days(1),
+                       "closes": now + Duration::days(30), "scored_split": "quiz",
+                       "show_exam": show, "rule": "best"}),
+            )
+            .await;
+        assert_eq!(a.status, 201, "{a:?}");
+    }
+    let (_, alice) = h.participant("alice").await;
+    h.team(&alice, "Alpha").await;
+    for phase in ["shown", "hidden"] {
+        let a = h
+            .upload(&alice, "cinc2017", &format!("?phase={phase}"), good_entry())
+            .await;
+        assert_eq!(a.status, 201, "{a:?}");
+        judge_next(&h, 0.812_345_678).await;
+    }
+    let lb = h
+        .get(None, "/api/v1/challenges/cinc2017/leaderboard?phase=shown")
+        .await;
+    assert_eq!(lb.json["rows"][0]["score"], 0.812, "{lb:?}");
+    assert!(!lb.text.contains("0.812345"), "{}", lb.text);
+    let lb = h
+        .get(None, "/api/v1/challenges/cinc2017/leaderboard?phase=hidden")
+        .await;
+    assert_eq!(lb.json["rows"], json!([]), "{lb:?}");
+    assert!(!lb.text.contains("0.812"), "{}", lb.text);
+    let o = h
+        .get(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/leaderboard?phase=hidden",
+        )
+        .await;
+    assert_eq!(o.json["rows"][0]["score"], 0.812_345_678, "{o:?}");
 }

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use store::{Definition, Phase, Quota, Split};
+use store::{Definition, Phase, Quota};
 
 use crate::api::App;
 use crate::auth::{Caller, MaybeCaller, Organiser, maybe_organiser};
@@ -351,8 +351,8 @@ pub(crate) struct LeaderboardQuery {
 /// ranked by the first ranking number; `final` each team's selected (else best) one;
 /// `published` the fixed snapshot the organiser published (404 until then). An exam's
 /// figures are shown at the challenge's precision (exactly as stored for organisers).
-/// In a phase that hides exam scores (`show_exam = false`, ranked by the exam) only
-/// organisers see the live and final rows; everyone sees the published ones.
+/// In a phase that hides exam scores (`show_exam = false`) only organisers see the
+/// live and final rows; everyone sees the published ones.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", tag = "challenges",
     security((), ("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id"), LeaderboardQuery),
@@ -453,7 +453,10 @@ pub(crate) async fn leaderboard_view(
     // A phase that hides exam scores shows teams no exam figure but its published
     // final entries' (docs/service.md, "Publishing"): before it closes, nothing; after,
     // the published leaderboard only.
-    let hides_exam = phase.scored_split == Split::Exam && !phase.show_exam;
+    // The ranking numbers are the exam's whatever split the phase names (a worker
+    // reports `exam_score.ranking`): so a phase that hides exam scores withholds them,
+    // and they are rounded for everyone but organisers, in a quiz-scored phase too.
+    let hides_exam = !phase.show_exam;
     if hides_exam && !organiser && board != BoardName::Published {
         let now = app.store.now();
         if now < phase.closes {
@@ -470,9 +473,7 @@ pub(crate) async fn leaderboard_view(
     // (docs/judge.md, "Why so little"). The stored figures stay exact, and ranks come
     // from them.
     let shown = |v: Option<f64>| match v {
-        Some(x) if phase.scored_split == Split::Exam && !organiser => {
-            Some(judge::visibility::round_to(x, j.score_precision))
-        }
+        Some(x) if !organiser => Some(judge::visibility::round_to(x, j.score_precision)),
         v => v,
     };
     for row in &data.rows {
