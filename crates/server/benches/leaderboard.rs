@@ -10,6 +10,7 @@
 //! apt-get install wrk
 //! cargo bench -p server --bench leaderboard -- [--backend sqlite|postgres|both]
 //!     [--teams 1000] [--per-team 10] [--connections 64] [--seconds 10] [--runs 3]
+//!     [--gzip]
 //! ```
 //!
 //! PostgreSQL is the server of `PHYSIOJUDGE_TEST_POSTGRES` (a fresh database, dropped
@@ -32,6 +33,9 @@ struct Args {
     connections: usize,
     seconds: u64,
     runs: usize,
+    /// Send `Accept-Encoding: gzip` (as browsers do): the server answers the gzipped
+    /// board.
+    gzip: bool,
 }
 
 fn args() -> Args {
@@ -42,6 +46,7 @@ fn args() -> Args {
         connections: 64,
         seconds: 10,
         runs: 3,
+        gzip: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -60,6 +65,7 @@ fn args() -> Args {
             "--connections" => a.connections = value().parse().expect("--connections N"),
             "--seconds" => a.seconds = value().parse().expect("--seconds N"),
             "--runs" => a.runs = value().parse().expect("--runs N"),
+            "--gzip" => a.gzip = true,
             // cargo bench passes --bench; libtest flags mean nothing here.
             _ => {}
         }
@@ -183,8 +189,12 @@ async fn seed(t: &TestStore, teams: usize, per_team: usize, data: &std::path::Pa
     c.id
 }
 
-fn wrk(url: &str, connections: usize, seconds: u64) -> String {
-    let out = Command::new("wrk")
+fn wrk(url: &str, connections: usize, seconds: u64, gzip: bool) -> String {
+    let mut cmd = Command::new("wrk");
+    if gzip {
+        cmd.args(["-H", "Accept-Encoding: gzip"]);
+    }
+    let out = cmd
         .args([
             "-t1",
             &format!("-c{connections}"),
@@ -270,8 +280,10 @@ fn main() {
             );
             for run in 1..=a.runs {
                 let url = url.clone();
-                let (c, s) = (a.connections, a.seconds);
-                let report = tokio::task::spawn_blocking(move || wrk(&url, c, s)).await.unwrap();
+                let (c, s, z) = (a.connections, a.seconds, a.gzip);
+                let report = tokio::task::spawn_blocking(move || wrk(&url, c, s, z))
+                    .await
+                    .unwrap();
                 println!(
                     "{backend:?} run {run}: {} req/s, p50 {}, p90 {}, p99 {}",
                     figure(&report, "Requests/sec:"),

@@ -14,6 +14,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use std::io::Write;
+
 use axum::body::Bytes;
 
 use crate::error::ApiError;
@@ -37,10 +39,35 @@ pub(crate) struct BoardKey {
     pub organiser: bool,
 }
 
+/// A leaderboard as sent: its JSON, and the same gzipped for clients that accept it
+/// (a 1,000-row board is 248 kB of JSON and about a tenth of that gzipped).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Board {
+    pub json: Bytes,
+    pub gzip: Bytes,
+}
+
+impl Board {
+    /// A board from its JSON (compressing takes milliseconds: call it off the
+    /// request threads).
+    pub(crate) fn new(json: Vec<u8>) -> std::io::Result<Board> {
+        let mut z = flate2::write::GzEncoder::new(
+            Vec::with_capacity(json.len() / 8),
+            flate2::Compression::fast(),
+        );
+        z.write_all(&json)?;
+        let gzip = z.finish()?;
+        Ok(Board {
+            json: Bytes::from(json),
+            gzip: Bytes::from(gzip),
+        })
+    }
+}
+
 struct Entry {
     generation: u64,
     at: Instant,
-    body: Option<Bytes>,
+    body: Option<Board>,
     /// A request is deriving it again after the TTL ran out.
     refreshing: bool,
     /// Held while a request derives it after a change (or for the first time).
@@ -51,7 +78,7 @@ struct Entry {
 pub(crate) struct Boards(Mutex<HashMap<BoardKey, Entry>>);
 
 enum Step {
-    Serve(Bytes),
+    Serve(Board),
     Refresh,
     Wait(Arc<tokio::sync::Mutex<()>>),
 }
@@ -67,10 +94,10 @@ impl Boards {
         key: &BoardKey,
         generation: u64,
         derive: F,
-    ) -> Result<Bytes, ApiError>
+    ) -> Result<Board, ApiError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Bytes, ApiError>>,
+        Fut: Future<Output = Result<Board, ApiError>>,
     {
         let step = {
             let mut entries = self.entries();
@@ -114,7 +141,7 @@ impl Boards {
         }
     }
 
-    fn fresh(&self, key: &BoardKey, generation: u64) -> Option<Bytes> {
+    fn fresh(&self, key: &BoardKey, generation: u64) -> Option<Board> {
         let entries = self.entries();
         let e = entries.get(key)?;
         (e.generation == generation && e.at.elapsed() < TTL)
@@ -122,7 +149,7 @@ impl Boards {
             .flatten()
     }
 
-    fn keep(&self, key: &BoardKey, generation: u64, derived: &Result<Bytes, ApiError>) {
+    fn keep(&self, key: &BoardKey, generation: u64, derived: &Result<Board, ApiError>) {
         let mut entries = self.entries();
         if let Some(e) = entries.get_mut(key) {
             e.refreshing = false;
@@ -160,7 +187,7 @@ mod tests {
             move || async move {
                 derived.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                Ok(Bytes::from(n))
+                Ok(Board::new(n.as_bytes().to_vec()).unwrap())
             }
         };
         let mut tasks = Vec::new();
@@ -171,12 +198,16 @@ mod tests {
             }));
         }
         for t in tasks {
-            assert_eq!(t.await.unwrap(), "g1");
+            assert_eq!(t.await.unwrap().json, "g1");
         }
         assert_eq!(derived.load(Ordering::SeqCst), 1);
         // A new generation is derived again, never served from the old one.
         let b = boards.serve(&key(), 2, derive("g2")).await.unwrap();
-        assert_eq!((b, derived.load(Ordering::SeqCst)), ("g2".into(), 2));
+        assert_eq!((b.json, derived.load(Ordering::SeqCst)), ("g2".into(), 2));
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&b.gzip[..]), &mut text)
+            .unwrap();
+        assert_eq!(text, "g2");
         // A failed derivation keeps nothing.
         let k = BoardKey {
             challenge: "x".into(),

@@ -463,6 +463,21 @@ async fn a_quiz_phase_leaks_no_exam_figure(b: Backend) {
         .await;
     assert_eq!(lb.json["rows"][0]["score"], 0.812, "{lb:?}");
     assert!(!lb.text.contains("0.812345"), "{}", lb.text);
+    // A client that accepts gzip gets the same board gzipped.
+    let r = h
+        .http
+        .get(h.url("/api/v1/challenges/cinc2017/leaderboard?phase=shown"))
+        .header("accept-encoding", "gzip, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-encoding"], "gzip");
+    assert_eq!(r.headers()["vary"], "accept-encoding");
+    let zipped = r.bytes().await.unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut text)
+        .unwrap();
+    assert_eq!(text, lb.text);
     let lb = h
         .get(None, "/api/v1/challenges/cinc2017/leaderboard?phase=hidden")
         .await;

@@ -368,6 +368,7 @@ pub(crate) async fn leaderboard(
     MaybeCaller(user): MaybeCaller,
     Path(id): Path<String>,
     Query(q): Query<LeaderboardQuery>,
+    headers: axum::http::HeaderMap,
 ) -> Result<axum::response::Response, ApiError> {
     let board = match (q.board, q.final_entries) {
         (Some(b), _) => b,
@@ -390,26 +391,57 @@ pub(crate) async fn leaderboard(
             let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
             // A large board takes milliseconds to write: off the threads that answer
             // the requests served from the cache meanwhile.
-            let bytes = tokio::task::spawn_blocking(move || crate::json::to_vec(&view))
-                .await
-                .map_err(|e| ApiError::internal(&e))?
-                .map_err(|e| ApiError::internal(&e))?;
-            Ok(axum::body::Bytes::from(bytes))
+            tokio::task::spawn_blocking(move || {
+                let json = crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?;
+                crate::boards::Board::new(json).map_err(|e| ApiError::internal(&e))
+            })
+            .await
+            .map_err(|e| ApiError::internal(&e))?
         })
         .await?;
-    Ok(json_bytes(body))
+    let gzip = headers
+        .get(axum::http::header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(accepts_gzip);
+    Ok(json_bytes(body, gzip))
 }
 
-fn json_bytes(body: axum::body::Bytes) -> axum::response::Response {
+/// Whether an `Accept-Encoding` value takes gzip (not refused with `q=0`).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|part| {
+        let mut it = part.split(';').map(str::trim);
+        let coding = it.next().unwrap_or("");
+        let refused = it.any(|p| {
+            p.strip_prefix("q=")
+                .and_then(|q| q.parse::<f32>().ok())
+                .is_some_and(|q| q == 0.0)
+        });
+        (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
+    })
+}
+
+fn json_bytes(board: crate::boards::Board, gzip: bool) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
     use axum::response::IntoResponse;
-    (
-        [(
-            axum::http::header::CONTENT_TYPE,
-            axum::http::HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response()
+    let json = HeaderValue::from_static("application/json");
+    let vary = HeaderValue::from_static("accept-encoding");
+    if gzip {
+        (
+            [
+                (header::CONTENT_TYPE, json),
+                (header::CONTENT_ENCODING, HeaderValue::from_static("gzip")),
+                (header::VARY, vary),
+            ],
+            board.gzip,
+        )
+            .into_response()
+    } else {
+        (
+            [(header::CONTENT_TYPE, json), (header::VARY, vary)],
+            board.json,
+        )
+            .into_response()
+    }
 }
 
 /// The leaderboard as the caller may see it.
@@ -495,4 +527,21 @@ pub(crate) async fn leaderboard_view(
         });
     }
     Ok(view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepts_gzip;
+
+    #[test]
+    fn accept_encoding() {
+        assert!(accepts_gzip("gzip"));
+        assert!(accepts_gzip("br, gzip;q=0.8, deflate"));
+        assert!(accepts_gzip("GZIP"));
+        assert!(accepts_gzip("*"));
+        assert!(!accepts_gzip("gzip;q=0"));
+        assert!(!accepts_gzip("identity"));
+        assert!(!accepts_gzip(""));
+        assert!(!accepts_gzip("x-gzip2"));
+    }
 }
