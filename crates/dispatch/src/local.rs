@@ -398,6 +398,8 @@ fn error_report(message: String) -> Report {
         scorer_version: String::new(),
         judge_version: String::new(),
         message: Some(message),
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -135,6 +135,8 @@ fn scored() -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "0.1.0".into(),
         message: None,
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -18,6 +18,7 @@ mod judging;
 pub mod outputs;
 pub mod pipeline;
 pub mod pyenv;
+pub mod rescore;
 pub mod result;
 pub mod shown;
 pub mod streaming;

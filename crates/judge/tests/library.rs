@@ -145,6 +145,16 @@ fn four_challenges_from_four_threads() {
         let text = std::fs::read(outs.path().join(id).join("result.json")).unwrap();
         let back: EvalResult = serde_json::from_slice(&text).unwrap();
         assert_eq!(&back, r, "{id}");
+        // Scoring the kept outputs again (a platform's rescoring) gives the run's own
+        // report and ranking numbers, and the example entries are not degenerate.
+        let challenge = judge.challenge(id).unwrap();
+        let again =
+            judge::rescore::score_result_folder(challenge, &data(id), &outs.path().join(id))
+                .unwrap()
+                .unwrap_or_else(|| panic!("{id}: no exam outputs to rescore"));
+        assert_eq!(again.report, full, "{id}: rescored report");
+        assert_eq!(Some(&again.exam_score), r.exam_score.as_ref(), "{id}");
+        assert_eq!(again.warnings, Vec::<String>::new(), "{id}");
     }
     assert!(
         pinned_ok,
@@ -240,9 +250,119 @@ fn a_stop_in_each_stage_ends_typed_and_gives_the_slot_back() {
     }
 }
 
+/// The trivial baselines of `physiojudge demo` (crates/physiojudge/src/demo_cmd.rs),
+/// each the same answer for every record: what "degenerate output" must catch.
+const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
+    (
+        "cpsc2021",
+        &[
+            (
+                "entry_2021.py",
+                "import json, os, sys\n\
+                 data, out = sys.argv[1], sys.argv[2]\n\
+                 for name in open(os.path.join(data, 'RECORDS')).read().split():\n\
+                 \x20   json.dump({'predict_endpoints': []}, open(os.path.join(out, name + '.json'), 'w'))\n",
+            ),
+            ("AUTHORS.txt", "test\n"),
+            ("LICENSE.txt", "MIT\n"),
+        ],
+    ),
+    (
+        "cinc2017",
+        &[
+            ("setup.sh", "#!/bin/bash\ntrue\n"),
+            ("next.sh", "#!/bin/bash\necho \"$1,N\" >> answers.txt\n"),
+            ("answers.txt", "# no submitted answers\n"),
+            ("dependencies.txt", "# none\n"),
+            ("AUTHORS.txt", "test\n"),
+            ("LICENSE.txt", "MIT\n"),
+        ],
+    ),
+    (
+        "physionet2022",
+        &[(
+            "team_code.py",
+            "import os\n\
+             def train_challenge_model(data_folder, model_folder, verbose):\n\
+             \x20   open(os.path.join(model_folder, 'model.txt'), 'w').write('trivial')\n\
+             def load_challenge_model(model_folder, verbose):\n\
+             \x20   return None\n\
+             def run_challenge_model(model, data, recordings, verbose):\n\
+             \x20   classes = ['Present', 'Unknown', 'Absent', 'Abnormal', 'Normal']\n\
+             \x20   return classes, [0, 0, 1, 0, 1], [0.0, 0.0, 1.0, 0.0, 1.0]\n",
+        )],
+    ),
+    (
+        "p300speller",
+        &[
+            (
+                "AlgorithmImplement/AlgorithmImplement.py",
+                "from physiojudge_stream import AlgorithmInterface, ReportModel\n\
+                 class AlgorithmImplement(AlgorithmInterface):\n\
+                 \x20   def run(self):\n\
+                 \x20       pending = False\n\
+                 \x20       while True:\n\
+                 \x20           packet = self.task.get_data()\n\
+                 \x20           if pending:\n\
+                 \x20               self.task.report(ReportModel(101))\n\
+                 \x20               pending = False\n\
+                 \x20           if (packet.data[-1] == 101).any():\n\
+                 \x20               pending = True\n\
+                 \x20           if packet.finished_flag:\n\
+                 \x20               break\n",
+            ),
+            ("config.toml", "unitImage = \"python:3\"\n"),
+        ],
+    ),
+];
+
+/// Each challenge's trivial baseline is scored with the warning "degenerate output"
+/// (computed from the exam outputs the run kept), and scoring its folder again gives
+/// the same report.
+fn trivial_entries_are_degenerate() {
+    let judge = judge(40..42);
+    let outs = tempfile::tempdir().unwrap();
+    for (id, files) in TRIVIAL {
+        let entry = outs.path().join(format!("entry-{id}"));
+        for (name, text) in files {
+            let to = entry.join(name);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, text).unwrap();
+        }
+        let out = outs.path().join(id);
+        let data = data(id);
+        let request = Request {
+            challenge: id,
+            entry: &entry,
+            data: &data,
+            out: &out,
+            cancel: None,
+        };
+        let r = judge.evaluate(&request, &mut ()).unwrap();
+        assert_eq!(r.verdict, EntryVerdict::Scored, "{id}: {r:?}");
+        let challenge = judge.challenge(id).unwrap();
+        let warnings = judge::rescore::warnings(challenge, &out);
+        println!("{id}: {warnings:?}");
+        assert_eq!(warnings.len(), 1, "{id}: {warnings:?}");
+        assert!(
+            warnings[0].starts_with("degenerate output: "),
+            "{id}: {warnings:?}"
+        );
+        let again = judge::rescore::score_result_folder(challenge, &data, &out)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            again.report,
+            read_json(&out.join("private/exam-score.json")),
+            "{id}"
+        );
+        assert_eq!(again.warnings, warnings, "{id}");
+    }
+}
+
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, fn()); 2] = [
+    let tests: [(&str, fn()); 3] = [
         (
             "four_challenges_from_four_threads",
             four_challenges_from_four_threads,
@@ -250,6 +370,10 @@ fn main() -> ExitCode {
         (
             "a_stop_in_each_stage_ends_typed_and_gives_the_slot_back",
             a_stop_in_each_stage_ends_typed_and_gives_the_slot_back,
+        ),
+        (
+            "trivial_entries_are_degenerate",
+            trivial_entries_are_degenerate,
         ),
     ];
     // Arguments that are not flags filter by name, as libtest's do.

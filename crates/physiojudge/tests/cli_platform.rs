@@ -501,6 +501,8 @@ fn duplicate_reports_are_refused(site: &Site, id: &str) {
                 figures: Vec::new(),
                 scorer_version: "test".into(),
                 judge_version: "test".into(),
+                runtime_lock: Some("test".into()),
+                warnings: Vec::new(),
                 message: None,
             };
             let key = store::AttemptKey { submission, number };

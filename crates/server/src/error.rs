@@ -131,6 +131,11 @@ impl From<store::Error> for ApiError {
             E::WorkerDisabled(_) => ApiError::forbidden(e.to_string()),
             E::AttemptRefused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
             E::DataChanged { .. } => ApiError::conflict("data_changed", e.to_string()),
+            E::NotPublishable { ref blockers, .. } => {
+                let list: Vec<crate::views::BlockerView> =
+                    blockers.iter().map(Into::into).collect();
+                ApiError::conflict("not_publishable", e.to_string()).with("blockers", list)
+            }
             // The database, the schema, a stored record, the random source, a file of
             // the server's: ours, not the caller's.
             other => ApiError::internal(&other),

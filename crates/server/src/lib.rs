@@ -24,6 +24,7 @@
 
 mod api;
 mod auth;
+mod boards;
 mod error;
 mod json;
 pub mod layout;

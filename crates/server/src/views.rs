@@ -487,10 +487,15 @@ pub struct StageView {
 /// How to reproduce the result locally, and the versions it was made with.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Reproduce {
+    /// The `physiojudge evaluate` command, then (as a shell comment) every version and
+    /// hash the result was made with.
     pub command: String,
     pub entry_sha256: String,
     pub definition_sha256: String,
     pub manifest_sha256: String,
+    /// The Python runtime's lock id the entry ran with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_lock: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -560,7 +565,8 @@ pub struct SubmissionView {
     pub scores_hidden_until: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiz: Option<QuizView>,
-    /// The scorer's remarks on the quiz (missing or invalid outputs, …).
+    /// The scorer's remarks on the quiz (missing or invalid outputs, …) and on the
+    /// scored outputs ("degenerate output: …": one answer for every record).
     pub warnings: Vec<Value>,
     pub reproduce: Reproduce,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -661,6 +667,11 @@ pub struct LeaderboardRowView {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct LeaderboardView {
     pub phase: String,
+    /// Which leaderboard this is (`?board=`).
+    pub board: BoardName,
+    /// The published version shown (`board=published`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<PublishedView>,
     pub rule: RuleName,
     /// Each team's selected (else best) submission, not the rule's choice.
     pub final_entries: bool,
@@ -669,6 +680,10 @@ pub struct LeaderboardView {
     /// Set while the phase ranks by hidden exam scores: the rows appear then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden_until: Option<DateTime<Utc>>,
+    /// Set when the rows are withheld from the caller: a phase that hides exam scores
+    /// shows teams its published leaderboard only (`?board=published`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
     pub rows: Vec<LeaderboardRowView>,
 }
 
@@ -678,4 +693,161 @@ pub struct LeaderboardView {
 pub struct Health {
     /// `ok`: the server answers and its database does.
     pub status: String,
+}
+
+// ---- publishing and rescoring ----
+
+/// Which leaderboard of a phase: `live` (each team's best or latest by the phase's
+/// rule), `final` (each team's selected, else best, submission; derived now), or
+/// `published` (the fixed snapshot the organiser published; `version`, else the latest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardName {
+    #[default]
+    Live,
+    Final,
+    Published,
+}
+
+/// A published leaderboard's version.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PublishedView {
+    pub version: u32,
+    pub published_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishRequest {
+    /// The phase's name.
+    pub phase: String,
+}
+
+/// Why a phase cannot be published yet (409 `not_publishable`, in `blockers`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BlockerView {
+    /// `unfinished` (queued, running or in `error`) or `no_exam_result` (a final entry
+    /// with no result under the phase's current versions).
+    pub kind: String,
+    pub submission: Uuid,
+    pub team: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateName>,
+    pub message: String,
+}
+
+impl From<&store::PublishBlocker> for BlockerView {
+    fn from(b: &store::PublishBlocker) -> BlockerView {
+        match b {
+            store::PublishBlocker::Unfinished {
+                submission,
+                team,
+                state,
+            } => BlockerView {
+                kind: "unfinished".into(),
+                submission: submission.0,
+                team: team.0,
+                state: Some((*state).into()),
+                message: b.to_string(),
+            },
+            store::PublishBlocker::NoExamResult { submission, team } => BlockerView {
+                kind: "no_exam_result".into(),
+                submission: submission.0,
+                team: team.0,
+                state: None,
+                message: b.to_string(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RescoreRequest {
+    /// Why (kept with the record).
+    #[schema(min_length = 1, max_length = 1000)]
+    pub reason: String,
+}
+
+/// One result a rescoring replaces: its ranking numbers before and after.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RescoreChangeView {
+    pub submission: Uuid,
+    pub attempt: u32,
+    /// The result replaced.
+    pub result: Uuid,
+    pub before: BTreeMap<String, Option<f64>>,
+    pub after: BTreeMap<String, Option<f64>>,
+    pub scorer_before: String,
+    pub scorer_after: String,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RescoreStateName {
+    Pending,
+    Applied,
+    Cancelled,
+}
+
+/// A rescoring: who, why, what and with which versions; its changes are applied or
+/// cancelled as a whole.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RescoreView {
+    pub id: Uuid,
+    pub challenge: String,
+    pub state: RescoreStateName,
+    pub reason: String,
+    pub requested_by: Option<Uuid>,
+    /// What was rescored: `{"results": N, "changed": N, "unscorable": [...]}`.
+    pub scope: Value,
+    pub scorer_version: String,
+    pub judge_version: String,
+    pub created_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<Uuid>,
+    pub changes: Vec<RescoreChangeView>,
+}
+
+fn figures_map(f: &[store::Figure]) -> BTreeMap<String, Option<f64>> {
+    f.iter().map(|f| (f.key.clone(), f.value)).collect()
+}
+
+impl RescoreView {
+    pub fn new(r: &store::Rescore, before_scorers: &BTreeMap<Uuid, String>) -> RescoreView {
+        RescoreView {
+            id: r.id.0,
+            challenge: r.challenge.clone(),
+            state: match r.state {
+                store::RescoreState::Pending => RescoreStateName::Pending,
+                store::RescoreState::Applied => RescoreStateName::Applied,
+                store::RescoreState::Cancelled => RescoreStateName::Cancelled,
+            },
+            reason: r.reason.clone(),
+            requested_by: r.requested_by.map(|u| u.0),
+            scope: r.scope.clone(),
+            scorer_version: r.scorer_version.clone(),
+            judge_version: r.judge_version.clone(),
+            created_at: r.created_at,
+            decided_at: r.decided_at,
+            decided_by: r.decided_by.map(|u| u.0),
+            changes: r
+                .changes
+                .iter()
+                .map(|c| RescoreChangeView {
+                    submission: c.attempt.submission.0,
+                    attempt: c.attempt.number,
+                    result: c.result.0,
+                    before: figures_map(&c.before),
+                    after: figures_map(&c.report.figures),
+                    scorer_before: before_scorers.get(&c.result.0).cloned().unwrap_or_default(),
+                    scorer_after: c.report.scorer_version.clone(),
+                    warnings: c.report.warnings.clone(),
+                })
+                .collect(),
+        }
+    }
 }

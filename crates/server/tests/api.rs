@@ -749,8 +749,28 @@ async fn what_a_team_sees(b: Backend) {
         )
         .await;
     assert_eq!(lb.json["rows"][0]["score"], 0.812, "{lb:?}");
-    // Once the phase closes, the team and the public see the exam's figures, exactly.
+    // Once the phase closes, its exam scores still wait for the published leaderboard:
+    // a team sees none before, and the live board stays withheld.
     h.t.clock.advance(Duration::days(31));
+    let s = h.get(Some(&alice), &path).await;
+    assert_eq!(s.json["scores"], json!({}));
+    let lb = h
+        .get(
+            None,
+            "/api/v1/challenges/cinc2017/leaderboard?phase=official",
+        )
+        .await;
+    assert_eq!(lb.json["rows"], json!([]), "{lb:?}");
+    assert!(lb.json["withheld"].is_string());
+    let p = h
+        .post(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/publish",
+            json!({"phase": "official"}),
+        )
+        .await;
+    assert_eq!(p.status, 201, "{p:?}");
+    // Then the team and the public see the final entry's exam figures.
     let s = h.get(Some(&alice), &path).await;
     assert_eq!(s.json["scores"], json!({"score": 0.812}));
     assert!(s.json.get("scores_hidden_until").is_none());
@@ -758,7 +778,7 @@ async fn what_a_team_sees(b: Backend) {
     let lb = h
         .get(
             None,
-            "/api/v1/challenges/cinc2017/leaderboard?phase=official",
+            "/api/v1/challenges/cinc2017/leaderboard?phase=official&board=published",
         )
         .await;
     let row = &lb.json["rows"][0];
@@ -913,6 +933,8 @@ async fn withdraw_select_requeue(b: Backend) {
             scorer_version: "score 0.1.0".into(),
             judge_version: "judge 0.1.0".into(),
             message: Some("disk full".into()),
+            runtime_lock: None,
+            warnings: Vec::new(),
         },
     )
     .await
@@ -935,6 +957,8 @@ async fn withdraw_select_requeue(b: Backend) {
                 scorer_version: "score 0.1.0".into(),
                 judge_version: "judge 0.1.0".into(),
                 message: Some("disk full".into()),
+                runtime_lock: None,
+                warnings: Vec::new(),
             },
         )
         .await

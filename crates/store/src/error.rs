@@ -103,6 +103,15 @@ pub enum Error {
         differences: Vec<String>,
     },
 
+    /// A phase's final leaderboard cannot be published yet: submissions are still to be
+    /// judged (queued, running or in `error`), or a team's final entry has no exam
+    /// result under the phase's current versions. Each blocker is listed.
+    #[error("phase {phase:?} cannot be published: {}", .blockers.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; "))]
+    NotPublishable {
+        phase: String,
+        blockers: Vec<crate::model::PublishBlocker>,
+    },
+
     /// A file of a data folder could not be read.
     #[error("{}: {source}", .path.display())]
     Io {

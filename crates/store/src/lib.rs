@@ -17,8 +17,13 @@
 //! - **the queue**: FIFO by `received_at`, fair across teams, leases extended by
 //!   heartbeats, a reconciler for lapsed ones, and a result accepted once per attempt
 //!   ([`Store::take_job`], [`Store::heartbeat`], [`Store::report`], [`Store::reconcile`]);
-//! - **leaderboards**, derived by a query whenever asked for, never stored
-//!   ([`Store::leaderboard`]).
+//! - **leaderboards**, derived by one query whenever asked for, never stored
+//!   ([`Store::leaderboard`]), combining only results made under the challenge's current
+//!   definition, data manifest and scorer version;
+//! - **publishing** a phase's final leaderboard as a fixed, versioned snapshot, refused
+//!   while anything is unfinished ([`Store::publish`]), and **rescoring** as a record
+//!   applied or cancelled as a whole ([`Store::create_rescore`],
+//!   [`Store::apply_rescore`]).
 //!
 //! Not here: HTTP and sessions (`server`), judging (`judge`, run by `worker`), moving
 //! jobs between machines (`dispatch`: this crate is the record a dispatcher reads and
@@ -51,7 +56,9 @@ mod error;
 mod leaderboard;
 pub mod manifest;
 mod model;
+mod publish;
 mod queue;
+mod rescore;
 mod submissions;
 mod teams;
 mod users;
@@ -65,6 +72,7 @@ mod tests;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -110,6 +118,11 @@ pub struct Store {
     db: Db,
     clock: Clock,
     policy: Policy,
+    /// The scorer version leaderboards combine ([`Store::with_scorer_version`]).
+    scorer_version: Option<Arc<str>>,
+    /// Bumped (in this process) by every change a leaderboard may show: shared by the
+    /// store's clones, so a cache of leaderboards knows when to derive them again.
+    boards: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -141,23 +154,29 @@ impl Store {
 
     /// A SQLite database file, created if missing, migrated.
     pub async fn open_sqlite(path: &Path) -> Result<Store, Error> {
-        Store::sqlite(SqliteConnectOptions::new().filename(path)).await
+        Store::sqlite(SqliteConnectOptions::new().filename(path), None).await
     }
 
     /// `postgres://…` (or `postgresql://…`), `sqlite:PATH` or a plain path to a SQLite
     /// file; migrated to the current schema.
     pub async fn connect(url: &str) -> Result<Store, Error> {
+        Store::connect_upto(url, None).await
+    }
+
+    /// [`Store::connect`], with the schema brought only up to migration `upto` (tests of
+    /// a later migration on records stored before it).
+    pub(crate) async fn connect_upto(url: &str, upto: Option<i64>) -> Result<Store, Error> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(10)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect(url)
                 .await?;
-            Store::migrated(Db::Postgres(pool)).await
+            Store::migrated(Db::Postgres(pool), upto).await
         } else if url.starts_with("sqlite:") {
             let opts =
                 SqliteConnectOptions::from_str(url).map_err(|_| Error::BadUrl(url.to_owned()))?;
-            Store::sqlite(opts).await
+            Store::sqlite(opts, upto).await
         } else if url.contains("://") || url.is_empty() {
             Err(Error::BadUrl(url.to_owned()))
         } else {
@@ -165,7 +184,7 @@ impl Store {
         }
     }
 
-    async fn sqlite(opts: SqliteConnectOptions) -> Result<Store, Error> {
+    async fn sqlite(opts: SqliteConnectOptions, upto: Option<i64>) -> Result<Store, Error> {
         let opts = opts
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -177,19 +196,17 @@ impl Store {
             .acquire_timeout(Duration::from_secs(60))
             .connect_with(opts)
             .await?;
-        Store::migrated(Db::Sqlite(pool)).await
+        Store::migrated(Db::Sqlite(pool), upto).await
     }
 
-    async fn migrated(db: Db) -> Result<Store, Error> {
-        let migrator = Migrator::new(Embedded(migrations(&db))).await?;
-        match &db {
-            Db::Sqlite(p) => migrator.run(p).await?,
-            Db::Postgres(p) => migrator.run(p).await?,
-        }
+    async fn migrated(db: Db, upto: Option<i64>) -> Result<Store, Error> {
+        migrate(&db, upto).await?;
         Ok(Store {
             db,
             clock: Arc::new(Utc::now),
             policy: Policy::default(),
+            scorer_version: None,
+            boards: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -207,6 +224,30 @@ impl Store {
 
     pub fn policy(&self) -> Policy {
         self.policy
+    }
+
+    /// The same store, whose leaderboards combine only results scored by this scorer
+    /// version (the platform's current one): a result of another scorer waits for a
+    /// rescoring (docs/service.md, "Versions"). Without it, every scorer version counts.
+    pub fn with_scorer_version(mut self, version: impl Into<String>) -> Store {
+        self.scorer_version = Some(Arc::from(version.into()));
+        self
+    }
+
+    pub fn scorer_version(&self) -> Option<&str> {
+        self.scorer_version.as_deref()
+    }
+
+    /// A number that changes whenever this process changes something a leaderboard
+    /// shows (a result accepted or replaced, a selection, a publication, a team hidden
+    /// or disqualified). Changes made by another process on the same database are not
+    /// seen here: a cache keyed on it must also expire.
+    pub fn board_generation(&self) -> u64 {
+        self.boards.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn boards_changed(&self) {
+        self.boards.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn backend(&self) -> Backend {
@@ -250,6 +291,18 @@ impl Store {
     }
 }
 
+/// Brings the schema up to date (or up to migration `upto`).
+pub(crate) async fn migrate(db: &Db, upto: Option<i64>) -> Result<(), Error> {
+    let mut all = migrations(db);
+    all.retain(|m| upto.is_none_or(|u| m.version <= u));
+    let migrator = Migrator::new(Embedded(all)).await?;
+    match db {
+        Db::Sqlite(p) => migrator.run(p).await?,
+        Db::Postgres(p) => migrator.run(p).await?,
+    }
+    Ok(())
+}
+
 /// The migrations of a backend: the common ones and the dialect's own, by version.
 fn migrations(db: &Db) -> Vec<Migration> {
     let common: &[(i64, &str, &str)] = &[(
@@ -258,16 +311,30 @@ fn migrations(db: &Db) -> Vec<Migration> {
         include_str!("../migrations/common/0001_records.sql"),
     )];
     let dialect: &[(i64, &str, &str)] = match db {
-        Db::Sqlite(_) => &[(
-            2,
-            "guards",
-            include_str!("../migrations/sqlite/0002_guards.sql"),
-        )],
-        Db::Postgres(_) => &[(
-            2,
-            "guards",
-            include_str!("../migrations/postgres/0002_guards.sql"),
-        )],
+        Db::Sqlite(_) => &[
+            (
+                2,
+                "guards",
+                include_str!("../migrations/sqlite/0002_guards.sql"),
+            ),
+            (
+                3,
+                "platform rules",
+                include_str!("../migrations/sqlite/0003_platform_rules.sql"),
+            ),
+        ],
+        Db::Postgres(_) => &[
+            (
+                2,
+                "guards",
+                include_str!("../migrations/postgres/0002_guards.sql"),
+            ),
+            (
+                3,
+                "platform rules",
+                include_str!("../migrations/postgres/0003_platform_rules.sql"),
+            ),
+        ],
     };
     let mut all: Vec<Migration> = common
         .iter()

@@ -82,6 +82,10 @@ id_type!(
     /// One stored result of an attempt.
     ResultId, "result"
 );
+id_type!(
+    /// A rescoring of a challenge.
+    RescoreId, "rescore"
+);
 
 /// An enum stored as one of a few words.
 macro_rules! word_enum {
@@ -554,6 +558,13 @@ pub struct Report {
     pub judge_version: String,
     /// For `error`: what went wrong (kept in the history).
     pub message: Option<String>,
+    /// The Python runtime's lock the entry ran with (`judge::runtime_lock_id`).
+    #[serde(default)]
+    pub runtime_lock: Option<String>,
+    /// What the scorer found odd about the outputs ("degenerate output: …"); shown to
+    /// the team.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// A stored result of an attempt.
@@ -570,6 +581,19 @@ pub struct ResultRecord {
     pub created_at: DateTime<Utc>,
     /// Superseded by a rescoring (kept, never deleted).
     pub replaced: bool,
+    /// The Python runtime's lock id the entry ran with (none: not reported).
+    pub runtime_lock: Option<String>,
+    /// The challenge definition, data manifest and entry it was judged with (the
+    /// store records them from the submission and its challenge when it accepts the
+    /// result: the worker checked both before judging).
+    pub definition_sha256: Option<String>,
+    pub manifest_sha256: Option<String>,
+    pub entry_sha256: Option<String>,
+    /// The judge's time over all stages, in whole seconds.
+    pub run_time_s: Option<f64>,
+    pub warnings: Vec<String>,
+    /// The rescoring that made it, if one did.
+    pub rescore: Option<RescoreId>,
 }
 
 /// A job handed to a worker.
@@ -596,6 +620,9 @@ pub struct LeaderboardRow {
     /// Every ranking number of the result, the first the one ranked by.
     pub figures: Vec<Figure>,
     pub method_name: Option<String>,
+    /// The judge's time over all stages, in whole seconds.
+    #[serde(default)]
+    pub run_time_s: Option<f64>,
 }
 
 /// A phase's leaderboard, derived from the stored results when asked for.
@@ -631,4 +658,99 @@ pub struct FailureCount {
     /// `unknown`.
     pub kind: String,
     pub count: u64,
+}
+
+/// Why a phase cannot be published yet ([`crate::Error::NotPublishable`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PublishBlocker {
+    /// A submission of the phase is still queued, running or in `error`.
+    Unfinished {
+        submission: SubmissionId,
+        team: TeamId,
+        state: State,
+    },
+    /// A team's final entry has no exam result (no ranking number, or none made under
+    /// the phase's current definition, data and scorer).
+    NoExamResult {
+        submission: SubmissionId,
+        team: TeamId,
+    },
+}
+
+impl fmt::Display for PublishBlocker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PublishBlocker::Unfinished {
+                submission, state, ..
+            } => write!(f, "submission {submission} is {state}"),
+            PublishBlocker::NoExamResult { submission, .. } => write!(
+                f,
+                "final entry {submission} has no exam result under the current versions"
+            ),
+        }
+    }
+}
+
+/// A published final leaderboard: a fixed snapshot of a phase's final entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Publication {
+    pub phase: PhaseId,
+    /// 1, 2, …: publishing again makes the next.
+    pub version: u32,
+    pub published_at: DateTime<Utc>,
+    pub published_by: Option<UserId>,
+    /// The final leaderboard as it was at publication.
+    pub board: Leaderboard,
+}
+
+word_enum!(
+    /// Where a rescoring stands: its changes are applied or cancelled as a whole.
+    RescoreState {
+        Pending = "pending",
+        Applied = "applied",
+        Cancelled = "cancelled",
+    }
+);
+
+/// One stored result that a rescoring replaces, and the result it becomes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RescoreChange {
+    /// The live result now.
+    pub result: ResultId,
+    pub attempt: AttemptKey,
+    /// Its ranking numbers now.
+    pub before: Vec<Figure>,
+    /// The new result (same outcome; recomputed figures, report and warnings).
+    pub report: Report,
+}
+
+/// A rescoring of a challenge: a record of who, why, what and with which versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rescore {
+    pub id: RescoreId,
+    pub challenge: String,
+    pub requested_by: Option<UserId>,
+    pub reason: String,
+    /// What was rescored (JSON: the caller's description of the scope).
+    pub scope: serde_json::Value,
+    pub scorer_version: String,
+    pub judge_version: String,
+    pub state: RescoreState,
+    pub created_at: DateTime<Utc>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub decided_by: Option<UserId>,
+    pub changes: Vec<RescoreChange>,
+}
+
+/// A rescoring to record ([`crate::Store::create_rescore`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewRescore {
+    pub challenge: String,
+    pub requested_by: Option<UserId>,
+    pub reason: String,
+    pub scope: serde_json::Value,
+    pub scorer_version: String,
+    pub judge_version: String,
+    pub changes: Vec<RescoreChange>,
 }

@@ -9,8 +9,9 @@ use crate::db::{Row, Tx, args};
 use crate::submissions::{submission_in, transition};
 use crate::users::not_found;
 use crate::{
-    AttemptKey, Better, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled, Report, ResultId,
-    ResultRecord, State, Store, SubmissionId, TeamId, WorkerId, count, time, us,
+    AttemptKey, Better, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled, Report,
+    RescoreId, ResultId, ResultRecord, State, Store, SubmissionId, TeamId, WorkerId, count, time,
+    us,
 };
 
 /// How many times `take_job` starts over when a team turned out to be at its running cap
@@ -135,19 +136,40 @@ fn check_report(r: &Report) -> Result<(), Error> {
     }
 }
 
+/// The judge's time over all stages of a `result.json`, in whole seconds: the sum of
+/// its stages' `wall_time_s` (a hidden stage's is whole already).
+pub(crate) fn run_time_of(result_json: Option<&str>) -> Option<f64> {
+    let v: serde_json::Value = serde_json::from_str(result_json?).ok()?;
+    let total: f64 = v
+        .get("stages")?
+        .as_array()?
+        .iter()
+        .filter_map(|s| s.get("wall_time_s").and_then(serde_json::Value::as_f64))
+        .sum();
+    total.is_finite().then(|| total.round())
+}
+
 /// Stores a result and its figures for an attempt; a second live result for the same
-/// attempt is refused by the database's unique index.
+/// attempt is refused by the database's unique index. What it was judged with (the
+/// entry's sha256, the challenge's definition and manifest hashes) is recorded from the
+/// submission and its challenge: the worker checked both before judging.
 async fn insert_result(
     tx: &mut Tx,
     key: AttemptKey,
     r: &Report,
     now: i64,
+    rescore: Option<RescoreId>,
 ) -> Result<ResultId, Error> {
     let id = ResultId::new();
+    let warnings =
+        serde_json::to_string(&r.warnings).map_err(|e| Error::Corrupt(format!("warnings: {e}")))?;
     tx.execute(
         "INSERT INTO results (id, submission_id, attempt, outcome, result_json, private_json, \
-         scorer_version, judge_version, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         scorer_version, judge_version, created_at, runtime_lock, run_time_s, warnings, \
+         rescore_id, definition_sha256, manifest_sha256, entry_sha256) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+         c.definition_sha256, c.manifest_sha256, s.entry_sha256 \
+         FROM submissions s JOIN challenges c ON c.id = s.challenge_id WHERE s.id = $2",
         args![
             id,
             key.submission,
@@ -158,6 +180,10 @@ async fn insert_result(
             &r.scorer_version,
             &r.judge_version,
             now,
+            r.runtime_lock.clone(),
+            run_time_of(r.result_json.as_deref()),
+            warnings,
+            rescore.map(|r| r.to_string()),
         ],
     )
     .await
@@ -453,7 +479,7 @@ impl Store {
                 }
                 Err(e) => return Err(e),
             }
-            let id = insert_result(&mut tx, key, report, now).await?;
+            let id = insert_result(&mut tx, key, report, now, None).await?;
             if report.outcome == Outcome::Error {
                 retry(
                     &mut tx,
@@ -467,7 +493,11 @@ impl Store {
             Ok(id)
         })
         .await;
-        tx.finish(r).await
+        let r = tx.finish(r).await;
+        if r.is_ok() {
+            self.boards_changed();
+        }
+        r
     }
 
     /// Ends every running attempt whose lease lapsed: the attempt ends as `error`, the
@@ -550,7 +580,9 @@ impl Store {
             let rows = tx
                 .fetch_all(
                     "SELECT id, submission_id, attempt, outcome, result_json, private_json, \
-                     scorer_version, judge_version, created_at, replaced FROM results \
+                     scorer_version, judge_version, created_at, replaced, runtime_lock, \
+                     definition_sha256, manifest_sha256, entry_sha256, run_time_s, warnings, \
+                     rescore_id FROM results \
                      WHERE submission_id = $1 ORDER BY attempt, created_at, id",
                     args![id],
                 )
@@ -582,6 +614,17 @@ impl Store {
                     judge_version: r.get("judge_version")?,
                     created_at: time(r.get("created_at")?)?,
                     replaced: r.get("replaced")?,
+                    runtime_lock: r.get("runtime_lock")?,
+                    definition_sha256: r.get("definition_sha256")?,
+                    manifest_sha256: r.get("manifest_sha256")?,
+                    entry_sha256: r.get("entry_sha256")?,
+                    run_time_s: r.get("run_time_s")?,
+                    warnings: serde_json::from_str(&r.get::<String>("warnings")?)
+                        .map_err(|e| Error::Corrupt(format!("result warnings: {e}")))?,
+                    rescore: r
+                        .get::<Option<String>>("rescore_id")?
+                        .map(|t| RescoreId::parse_stored(&t))
+                        .transpose()?,
                 });
             }
             Ok(out)
@@ -601,40 +644,65 @@ impl Store {
         check_report(report)?;
         let now = us(self.now());
         let mut tx = self.db.write().await?;
-        let r = crate::db::attempt(async {
-            // Lock the submission (its row) so that two rescorings of it run one by one.
-            submission_in(&mut tx, key.submission).await?;
-            tx.execute(
-                "UPDATE submissions SET selected = selected WHERE id = $1",
-                args![key.submission],
-            )
-            .await?;
-            let live = tx
-                .fetch_optional(
-                    "UPDATE results SET replaced = TRUE, replaced_at = $3 \
-                     WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
-                     RETURNING outcome",
-                    args![key.submission, i64::from(key.number), now],
-                )
-                .await?
-                .ok_or_else(|| Error::AttemptRefused {
-                    attempt: key,
-                    why: "it has no result to replace".to_owned(),
-                })?;
-            let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
-            if outcome != report.outcome {
-                return Err(Error::Invalid {
-                    field: "rescoring",
-                    problem: format!(
-                        "the result was {outcome}; a rescoring cannot make it {}",
-                        report.outcome
-                    ),
-                });
-            }
-            let id = insert_result(&mut tx, key, report, now).await?;
-            Ok(id)
-        })
-        .await;
-        tx.finish(r).await
+        let r =
+            crate::db::attempt(async { replace_in(&mut tx, key, report, now, None, None).await })
+                .await;
+        let r = tx.finish(r).await;
+        if r.is_ok() {
+            self.boards_changed();
+        }
+        r
     }
+}
+
+/// [`Store::replace_result`] inside a transaction. `expected`: the live result the
+/// replacement was computed from (a rescoring's): refused if another replaced it since.
+/// `rescore`: the rescoring that makes the new result.
+pub(crate) async fn replace_in(
+    tx: &mut Tx,
+    key: AttemptKey,
+    report: &Report,
+    now: i64,
+    expected: Option<ResultId>,
+    rescore: Option<RescoreId>,
+) -> Result<ResultId, Error> {
+    check_report(report)?;
+    // Lock the submission (its row) so that two rescorings of it run one by one.
+    submission_in(tx, key.submission).await?;
+    tx.execute(
+        "UPDATE submissions SET selected = selected WHERE id = $1",
+        args![key.submission],
+    )
+    .await?;
+    let live = tx
+        .fetch_optional(
+            "UPDATE results SET replaced = TRUE, replaced_at = $3 \
+             WHERE submission_id = $1 AND attempt = $2 AND replaced = FALSE \
+             AND ($4 IS NULL OR id = $4) RETURNING outcome",
+            args![
+                key.submission,
+                i64::from(key.number),
+                now,
+                expected.map(|r| r.to_string())
+            ],
+        )
+        .await?
+        .ok_or_else(|| Error::AttemptRefused {
+            attempt: key,
+            why: match expected {
+                Some(r) => format!("its live result is no longer {r}"),
+                None => "it has no result to replace".to_owned(),
+            },
+        })?;
+    let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
+    if outcome != report.outcome {
+        return Err(Error::Invalid {
+            field: "rescoring",
+            problem: format!(
+                "the result was {outcome}; a rescoring cannot make it {}",
+                report.outcome
+            ),
+        });
+    }
+    insert_result(tx, key, report, now, rescore).await
 }

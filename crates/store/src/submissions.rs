@@ -137,7 +137,7 @@ pub(crate) async fn submission_in(tx: &mut Tx, id: SubmissionId) -> Result<Submi
     submission_from(&r)
 }
 
-async fn phase_in(tx: &mut Tx, id: PhaseId) -> Result<Phase, Error> {
+pub(crate) async fn phase_in(tx: &mut Tx, id: PhaseId) -> Result<Phase, Error> {
     let r = tx
         .fetch_optional(
             "SELECT id, challenge_id, name, opens_at, closes_at, selection_closes_at, \
@@ -641,7 +641,9 @@ impl Store {
             Ok(())
         })
         .await;
-        tx.finish(r).await
+        let r = tx.finish(r).await;
+        self.boards_changed();
+        r
     }
 }
 

@@ -288,6 +288,8 @@ impl Store {
             Ok(())
         })
         .await;
-        tx.finish(r).await
+        let r = tx.finish(r).await;
+        self.boards_changed();
+        r
     }
 }

@@ -77,21 +77,36 @@ pub fn start_time() -> DateTime<Utc> {
 impl TestStore {
     /// A store of the given backend.
     pub async fn new(backend: Backend) -> TestStore {
+        TestStore::at(backend, None).await
+    }
+
+    /// A store whose schema stops at migration `upto` (all: `None`): a later
+    /// migration can then be tested on records stored before it.
+    pub(crate) async fn at(backend: Backend, upto: Option<i64>) -> TestStore {
         match backend {
-            Backend::Sqlite => TestStore::sqlite().await,
-            Backend::Postgres => TestStore::postgres().await,
+            Backend::Sqlite => TestStore::sqlite_at(upto).await,
+            Backend::Postgres => TestStore::postgres_at(upto).await,
         }
     }
 
     pub async fn sqlite() -> TestStore {
+        TestStore::sqlite_at(None).await
+    }
+
+    async fn sqlite_at(upto: Option<i64>) -> TestStore {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let store = Store::open(dir.path())
+        let path = dir.path().join(crate::SQLITE_FILE);
+        let store = Store::connect_upto(&format!("sqlite:{}", path.display()), upto)
             .await
             .expect("a SQLite store in a temporary folder");
         TestStore::with(store, Some(dir), None)
     }
 
     pub async fn postgres() -> TestStore {
+        TestStore::postgres_at(None).await
+    }
+
+    async fn postgres_at(upto: Option<i64>) -> TestStore {
         let admin = postgres_url();
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).expect("random bytes");
@@ -110,7 +125,7 @@ impl TestStore {
             .unwrap_or_else(|e| panic!("CREATE DATABASE {name} on {admin}: {e}"));
         let _ = conn.close().await;
         let url = database_url(&admin, &name);
-        let store = Store::connect(&url)
+        let store = Store::connect_upto(&url, upto)
             .await
             .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
         TestStore::with(store, None, Some(name))

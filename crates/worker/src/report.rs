@@ -53,10 +53,9 @@ fn fault_word(f: &Fault) -> &'static str {
     }
 }
 
-/// The scorer's version: the `score` crate ships with the judge, under the workspace's
-/// one version.
+/// The scorer's version (the judge's, which ships the `score` crate).
 fn scorer_version() -> String {
-    format!("score {}", env!("CARGO_PKG_VERSION"))
+    judge::rescore::SCORER_VERSION.to_owned()
 }
 
 fn read_text(path: &Path) -> Option<String> {
@@ -77,6 +76,8 @@ fn error(
             scorer_version: scorer_version(),
             judge_version,
             message: Some(reason.to_string()),
+            runtime_lock: Some(judge::rescore::runtime_lock_id()),
+            warnings: Vec::new(),
         },
         Some(reason),
     )
@@ -122,9 +123,9 @@ pub(crate) fn build(
 ) -> (Report, Option<ErrorReason>) {
     let ours = env!("CARGO_PKG_VERSION").to_owned();
     let result_json = read_text(&out.join("result.json"));
-    let r = match ended {
+    let (r, warnings) = match ended {
         RunEnd::Refused(reason) => return error(None, ours, reason),
-        RunEnd::Judged(Err(e)) => {
+        RunEnd::Judged(Err(e), _) => {
             // The judge writes a result.json with verdict `error` once it made the
             // folder: kept with the report, for the organiser.
             let reason = ErrorReason::Judge {
@@ -133,7 +134,7 @@ pub(crate) fn build(
             };
             return error(result_json, ours, reason);
         }
-        RunEnd::Judged(Ok(r)) => r,
+        RunEnd::Judged(Ok(r), warnings) => (r, warnings),
     };
     // result.json as the judge wrote it; as it serialises if the file cannot be read
     // back (the same value: the judge's own tests pin that).
@@ -151,6 +152,8 @@ pub(crate) fn build(
                     scorer_version: scorer_version(),
                     judge_version,
                     message: None,
+                    runtime_lock: Some(judge::rescore::runtime_lock_id()),
+                    warnings,
                 },
                 None,
             ),
@@ -171,6 +174,8 @@ pub(crate) fn build(
                 scorer_version: scorer_version(),
                 judge_version,
                 message: None,
+                runtime_lock: Some(judge::rescore::runtime_lock_id()),
+                warnings: Vec::new(),
             },
             None,
         ),
@@ -247,7 +252,7 @@ mod tests {
             r#"{"score": 0.14814814814814814, "outcome_cost": 15010.12345678901, "auroc": 0.5}"#;
         let dir = folder(Some(private));
         let (report, reason) = build(
-            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored)), Vec::new()),
             dir.path(),
             None,
         );
@@ -279,7 +284,7 @@ mod tests {
     fn a_scored_result_without_its_private_report_is_our_error() {
         let dir = folder(None);
         let (report, reason) = build(
-            RunEnd::Judged(Ok(result(EntryVerdict::Scored))),
+            RunEnd::Judged(Ok(result(EntryVerdict::Scored)), Vec::new()),
             dir.path(),
             None,
         );
@@ -291,8 +296,13 @@ mod tests {
     #[test]
     fn verdicts_map_to_outcomes() {
         let dir = folder(None);
-        let out =
-            |verdict, stopping| build(RunEnd::Judged(Ok(result(verdict))), dir.path(), stopping);
+        let out = |verdict, stopping| {
+            build(
+                RunEnd::Judged(Ok(result(verdict)), Vec::new()),
+                dir.path(),
+                stopping,
+            )
+        };
         assert_eq!(out(EntryVerdict::Failed, None).0.outcome, Outcome::Failed);
         assert_eq!(out(EntryVerdict::DryRun, None).0.outcome, Outcome::Failed);
         let (r, reason) = out(EntryVerdict::Stopped, Some("the worker is shutting down"));
@@ -307,7 +317,7 @@ mod tests {
             fault: Fault::Machine,
             message: "disk full".into(),
         });
-        let (r, _) = build(RunEnd::Judged(Ok(e)), dir.path(), None);
+        let (r, _) = build(RunEnd::Judged(Ok(e), Vec::new()), dir.path(), None);
         assert_eq!(r.outcome, Outcome::Error);
         assert_eq!(
             r.message.as_deref(),

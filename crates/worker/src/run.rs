@@ -18,11 +18,12 @@ use crate::{Ending, Event, Shared};
 const REPORT_TRIES: u32 = 5;
 
 /// How a run on the blocking thread ended.
+#[allow(clippy::large_enum_variant)] // one per job, moved once: boxing buys nothing
 pub(crate) enum RunEnd {
     /// Not judged: a check before judging refused the job.
     Refused(ErrorReason),
-    /// The judge ran.
-    Judged(Result<EvalResult, JudgeError>),
+    /// The judge ran; with the warnings of a scored result ("degenerate output").
+    Judged(Result<EvalResult, JudgeError>, Vec<String>),
 }
 
 /// An attempt's result folder.
@@ -159,7 +160,14 @@ fn judge_one(
         attempt: a.lease.attempt,
         progress,
     };
-    RunEnd::Judged(shared.judge.evaluate_as(&challenge, &request, &mut sink))
+    let result = shared.judge.evaluate_as(&challenge, &request, &mut sink);
+    let warnings = match &result {
+        Ok(r) if r.verdict == judge::result::EntryVerdict::Scored => {
+            judge::rescore::warnings(&challenge, out)
+        }
+        _ => Vec::new(),
+    };
+    RunEnd::Judged(result, warnings)
 }
 
 /// Runs one job to its end: see the crate documentation.

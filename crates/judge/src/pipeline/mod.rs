@@ -22,9 +22,9 @@ mod folder;
 mod log;
 mod per_record;
 mod prep;
-mod score;
+pub(crate) mod score;
 mod split;
-mod stream;
+pub(crate) mod stream;
 mod train;
 mod train_run;
 

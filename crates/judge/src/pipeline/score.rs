@@ -65,79 +65,92 @@ impl Evaluator<'_, '_> {
         taken: &Path,
         records: &mut [RecordStatus],
     ) -> Result<Option<ScoreSummary>, JudgeError> {
-        let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
-        let fail = |e: score::ScoreError| JudgeError::data(Some(self.ev.data), e);
-        // (record, why its output was unusable; None: there was none)
-        let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
-            match self.c.scorer {
-                ScorerId::Cpsc2021 => {
-                    let mut reference =
-                        score::cpsc2021::load_reference(self.ev.data).map_err(fail)?;
-                    reference.records.retain(|r| ids.contains(r.name.as_str()));
-                    let rep = score::cpsc2021::score(&reference, taken, score::Mode::Strict)
-                        .map_err(fail)?;
-                    let items = rep.items.iter();
-                    let d = unusable(
-                        items.map(|i| (&i.record, i.defaulted, i.file.is_some())),
-                        &rep.errors,
-                    );
-                    (rep.score, to_json(&rep), d)
-                }
-                ScorerId::Cinc2017 => {
-                    let path = self.ev.data.join("REFERENCE.csv");
-                    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
-                    let mut reference =
-                        score::cinc2017::parse_reference(&text, &path.display().to_string())
-                            .map_err(fail)?;
-                    reference.retain(|(r, _)| ids.contains(r.as_str()));
-                    let answers = std::fs::read(taken.join("answers.txt")).unwrap_or_default();
-                    let rep = score::cinc2017::score(
-                        &reference,
-                        &String::from_utf8_lossy(&answers),
-                        "answers.txt",
-                        score::Mode::Strict,
-                    )
-                    .map_err(fail)?;
-                    let d = rep
-                        .items
-                        .iter()
-                        .filter(|i| i.defaulted)
-                        .map(|i| {
-                            let why = problem(&rep.errors, &i.record)
-                                .filter(|m| !m.contains(&format!("no answer for {}", i.record)));
-                            (i.record.clone(), why)
-                        })
-                        .collect();
-                    (rep.score, to_json(&rep), d)
-                }
-                ScorerId::Physionet2022 => {
-                    let mut reference =
-                        score::physionet2022::load_labels(self.ev.data).map_err(fail)?;
-                    reference.patients.retain(|p| ids.contains(p.id.as_str()));
-                    let rep = score::physionet2022::score(&reference, taken, score::Mode::Strict)
-                        .map_err(fail)?;
-                    let items = rep.items.iter();
-                    let d = unusable(
-                        items.map(|i| (&i.patient, i.defaulted, i.file.is_some())),
-                        &rep.errors,
-                    );
-                    (rep.score, to_json(&rep), d)
-                }
-                ScorerId::Itr => return Ok(None),
-            };
-        for (id, why) in defaulted {
-            if let Some(r) = records.iter_mut().find(|r| r.record == id)
-                && r.state == RecordState::Ok
-            {
-                r.state = match why {
-                    None => RecordState::MissingOutput,
-                    Some(_) => RecordState::InvalidOutput,
-                };
-                r.message = Some(why.unwrap_or_else(|| "no output".into()));
-            }
-        }
-        Ok(Some(ScoreSummary { score, report }))
+        score_outputs(self.c, self.ev.data, items, taken, records)
     }
+}
+
+/// Scores the outputs in `taken` against the reference of `items` in the data folder
+/// (strict mode) and marks each of `records` whose output was missing or unusable. The
+/// one scoring of a folder of outputs: the quiz and score stages use it, and so does
+/// scoring a result folder again (`crate::rescore`). `None` for a challenge whose
+/// driver scores its own outputs (stream).
+pub(crate) fn score_outputs(
+    c: &crate::Challenge,
+    data: &Path,
+    items: &[Item],
+    taken: &Path,
+    records: &mut [RecordStatus],
+) -> Result<Option<ScoreSummary>, JudgeError> {
+    let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
+    let fail = |e: score::ScoreError| JudgeError::data(Some(data), e);
+    // (record, why its output was unusable; None: there was none)
+    let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
+        match c.scorer {
+            ScorerId::Cpsc2021 => {
+                let mut reference = score::cpsc2021::load_reference(data).map_err(fail)?;
+                reference.records.retain(|r| ids.contains(r.name.as_str()));
+                let rep =
+                    score::cpsc2021::score(&reference, taken, score::Mode::Strict).map_err(fail)?;
+                let items = rep.items.iter();
+                let d = unusable(
+                    items.map(|i| (&i.record, i.defaulted, i.file.is_some())),
+                    &rep.errors,
+                );
+                (rep.score, to_json(&rep), d)
+            }
+            ScorerId::Cinc2017 => {
+                let path = data.join("REFERENCE.csv");
+                let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+                let mut reference =
+                    score::cinc2017::parse_reference(&text, &path.display().to_string())
+                        .map_err(fail)?;
+                reference.retain(|(r, _)| ids.contains(r.as_str()));
+                let answers = std::fs::read(taken.join("answers.txt")).unwrap_or_default();
+                let rep = score::cinc2017::score(
+                    &reference,
+                    &String::from_utf8_lossy(&answers),
+                    "answers.txt",
+                    score::Mode::Strict,
+                )
+                .map_err(fail)?;
+                let d = rep
+                    .items
+                    .iter()
+                    .filter(|i| i.defaulted)
+                    .map(|i| {
+                        let why = problem(&rep.errors, &i.record)
+                            .filter(|m| !m.contains(&format!("no answer for {}", i.record)));
+                        (i.record.clone(), why)
+                    })
+                    .collect();
+                (rep.score, to_json(&rep), d)
+            }
+            ScorerId::Physionet2022 => {
+                let mut reference = score::physionet2022::load_labels(data).map_err(fail)?;
+                reference.patients.retain(|p| ids.contains(p.id.as_str()));
+                let rep = score::physionet2022::score(&reference, taken, score::Mode::Strict)
+                    .map_err(fail)?;
+                let items = rep.items.iter();
+                let d = unusable(
+                    items.map(|i| (&i.patient, i.defaulted, i.file.is_some())),
+                    &rep.errors,
+                );
+                (rep.score, to_json(&rep), d)
+            }
+            ScorerId::Itr => return Ok(None),
+        };
+    for (id, why) in defaulted {
+        if let Some(r) = records.iter_mut().find(|r| r.record == id)
+            && r.state == RecordState::Ok
+        {
+            r.state = match why {
+                None => RecordState::MissingOutput,
+                Some(_) => RecordState::InvalidOutput,
+            };
+            r.message = Some(why.unwrap_or_else(|| "no output".into()));
+        }
+    }
+    Ok(Some(ScoreSummary { score, report }))
 }
 
 /// The defaulted items of a scorer's report, from (id, defaulted, had an output file):

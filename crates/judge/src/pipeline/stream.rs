@@ -195,28 +195,48 @@ impl Driver for Stream {
 /// A session's score and report: the mean ITR, the per-subject ITR table and aggregates
 /// over subjects (of an exam, a participant sees the score only).
 fn session_score(challenge: &str, result: &stream::SessionResult) -> ScoreSummary {
-    let subjects = &result.summary.subjects;
-    let mean = |f: fn(&score::itr::Subject) -> f64| {
-        subjects.iter().map(f).sum::<f64>() / subjects.len().max(1) as f64
-    };
     let accepted = result
         .log
         .iter()
         .filter(|l| matches!(l.status, stream::ReportStatus::Accepted { .. }))
         .count();
+    itr_report(
+        challenge,
+        &result.summary,
+        result.trials.len(),
+        result.reports,
+        accepted,
+        result.finished,
+    )
+}
+
+/// The ITR score and report of a session's summary and counts: the session's own
+/// scoring, and scoring a stored session log again (`crate::rescore`).
+pub(crate) fn itr_report(
+    challenge: &str,
+    summary: &score::itr::Summary,
+    trials: usize,
+    reports: usize,
+    accepted: usize,
+    finished: bool,
+) -> ScoreSummary {
+    let subjects = &summary.subjects;
+    let mean = |f: fn(&score::itr::Subject) -> f64| {
+        subjects.iter().map(f).sum::<f64>() / subjects.len().max(1) as f64
+    };
     let report = serde_json::json!({
         "challenge": challenge,
-        "score": result.summary.score,
+        "score": summary.score,
         "accuracy": mean(|s| s.accuracy),
         "mean_trial_seconds": mean(|s| s.mean_seconds),
-        "trials": result.trials.len(),
-        "reports": result.reports,
+        "trials": trials,
+        "reports": reports,
         "accepted_reports": accepted,
-        "finished": result.finished,
-        "subjects": to_json(&result.summary.subjects),
+        "finished": finished,
+        "subjects": to_json(&summary.subjects),
     });
     ScoreSummary {
-        score: result.summary.score,
+        score: summary.score,
         report,
     }
 }

@@ -8,15 +8,15 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use store::{Definition, Phase, Quota, Split};
+use store::{Definition, Phase, Quota};
 
 use crate::api::App;
 use crate::auth::{Caller, MaybeCaller, Organiser, maybe_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json, Query};
 use crate::views::{
-    ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView, LeaderboardView, NewChallenge,
-    NewPhase, PhaseView, QuotaInput, QuotaView, RankingView,
+    BoardName, ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView, LeaderboardView,
+    NewChallenge, NewPhase, PhaseView, PublishedView, QuotaInput, QuotaView, RankingView,
 };
 
 /// The judge's reading of a stored definition (its precision, its ranking numbers).
@@ -338,64 +338,177 @@ pub(crate) async fn quota(
 pub(crate) struct LeaderboardQuery {
     /// The phase's name (default: the open one, else the latest).
     pub phase: Option<String>,
-    /// Each team's selected (else best) submission instead of the phase's rule.
+    /// Which leaderboard: `live` (default), `final` or `published`.
+    pub board: Option<BoardName>,
+    /// With `board=published`: the version (default: the latest).
+    pub version: Option<u32>,
+    /// The same as `board=final` (kept for older clients).
     #[serde(rename = "final", default)]
     pub final_entries: bool,
 }
 
-/// A phase's leaderboard: each team's best (or latest) scored submission, ranked by
-/// the first ranking number; an exam's figures at the challenge's precision (exactly as
-/// stored for organisers). While a phase ranks by
-/// the exam and hides its scores until it closes, only organisers see the rows.
+/// A phase's leaderboard: `live` is each team's best (or latest) scored submission,
+/// ranked by the first ranking number; `final` each team's selected (else best) one;
+/// `published` the fixed snapshot the organiser published (404 until then). An exam's
+/// figures are shown at the challenge's precision (exactly as stored for organisers).
+/// In a phase that hides exam scores (`show_exam = false`) only organisers see the
+/// live and final rows; everyone sees the published ones.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", tag = "challenges",
     security((), ("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id"), LeaderboardQuery),
     responses(
         (status = 200, body = LeaderboardView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "no such challenge or phase, or \
+            nothing published yet"),
     ))]
 pub(crate) async fn leaderboard(
     State(app): State<App>,
     MaybeCaller(user): MaybeCaller,
     Path(id): Path<String>,
     Query(q): Query<LeaderboardQuery>,
-) -> Result<Json<LeaderboardView>, ApiError> {
-    let c = app.store.challenge(&id).await?;
-    let j = judge_challenge(&c)?;
-    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
-    let board = if q.final_entries {
-        app.store.final_leaderboard(phase.id).await?
+    headers: axum::http::HeaderMap,
+) -> Result<axum::response::Response, ApiError> {
+    let board = match (q.board, q.final_entries) {
+        (Some(b), _) => b,
+        (None, true) => BoardName::Final,
+        (None, false) => BoardName::Live,
+    };
+    let organiser = maybe_organiser(&user);
+    let key = crate::boards::BoardKey {
+        challenge: id.clone(),
+        phase: q.phase.clone(),
+        board,
+        version: q.version,
+        organiser,
+    };
+    let generation = app.store.board_generation();
+    let body = app
+        .boards
+        .serve(&key, generation, || async {
+            let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
+            let view = leaderboard_view(&app, &id, &phase, board, q.version, organiser).await?;
+            // A large board takes milliseconds to write: off the threads that answer
+            // the requests served from the cache meanwhile.
+            tokio::task::spawn_blocking(move || {
+                let json = crate::json::to_vec(&view).map_err(|e| ApiError::internal(&e))?;
+                crate::boards::Board::new(json).map_err(|e| ApiError::internal(&e))
+            })
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+        })
+        .await?;
+    let gzip = headers
+        .get(axum::http::header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(accepts_gzip);
+    Ok(json_bytes(body, gzip))
+}
+
+/// Whether an `Accept-Encoding` value takes gzip (not refused with `q=0`).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|part| {
+        let mut it = part.split(';').map(str::trim);
+        let coding = it.next().unwrap_or("");
+        let refused = it.any(|p| {
+            p.strip_prefix("q=")
+                .and_then(|q| q.parse::<f32>().ok())
+                .is_some_and(|q| q == 0.0)
+        });
+        (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
+    })
+}
+
+fn json_bytes(board: crate::boards::Board, gzip: bool) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    use axum::response::IntoResponse;
+    let json = HeaderValue::from_static("application/json");
+    let vary = HeaderValue::from_static("accept-encoding");
+    if gzip {
+        (
+            [
+                (header::CONTENT_TYPE, json),
+                (header::CONTENT_ENCODING, HeaderValue::from_static("gzip")),
+                (header::VARY, vary),
+            ],
+            board.gzip,
+        )
+            .into_response()
     } else {
-        app.store.leaderboard(phase.id).await?
+        (
+            [(header::CONTENT_TYPE, json), (header::VARY, vary)],
+            board.json,
+        )
+            .into_response()
+    }
+}
+
+/// The leaderboard as the caller may see it.
+pub(crate) async fn leaderboard_view(
+    app: &App,
+    id: &str,
+    phase: &Phase,
+    board: BoardName,
+    version: Option<u32>,
+    organiser: bool,
+) -> Result<LeaderboardView, ApiError> {
+    let c = app.store.challenge(id).await?;
+    let j = judge_challenge(&c)?;
+    let (data, published) = match board {
+        BoardName::Live => (app.store.leaderboard(phase.id).await?, None),
+        BoardName::Final => (app.store.final_leaderboard(phase.id).await?, None),
+        BoardName::Published => {
+            let p = app
+                .store
+                .publication(phase.id, version)
+                .await?
+                .ok_or_else(|| ApiError::not_found("published leaderboard"))?;
+            let v = PublishedView {
+                version: p.version,
+                published_at: p.published_at,
+            };
+            (p.board, Some(v))
+        }
     };
     let mut view = LeaderboardView {
         phase: phase.name.clone(),
-        rule: board.rule.into(),
-        final_entries: board.final_entries,
+        board,
+        published,
+        rule: data.rule.into(),
+        final_entries: data.final_entries,
         ranking: ranking(&j),
         hidden_until: None,
+        withheld: None,
         rows: Vec::new(),
     };
-    let hidden = phase.scored_split == Split::Exam
-        && !phase.show_exam
-        && app.store.now() < phase.closes
-        && !maybe_organiser(&user);
-    if hidden {
-        view.hidden_until = Some(phase.closes);
-        return Ok(Json(view));
+    // A phase that hides exam scores shows teams no exam figure but its published
+    // final entries' (docs/service.md, "Publishing"): before it closes, nothing; after,
+    // the published leaderboard only.
+    // The ranking numbers are the exam's whatever split the phase names (a worker
+    // reports `exam_score.ranking`): so a phase that hides exam scores withholds them,
+    // and they are rounded for everyone but organisers, in a quiz-scored phase too.
+    let hides_exam = !phase.show_exam;
+    if hides_exam && !organiser && board != BoardName::Published {
+        let now = app.store.now();
+        if now < phase.closes {
+            view.hidden_until = Some(phase.closes);
+        }
+        view.withheld = Some(
+            "this phase shows exam scores to teams only on its published leaderboard              (?board=published)"
+                .to_owned(),
+        );
+        return Ok(view);
     }
     // An exam's figures to anyone but organisers at the challenge's precision: at full
     // precision a leaderboard is the same label-recovery channel as a result
     // (docs/judge.md, "Why so little"). The stored figures stay exact, and ranks come
     // from them.
     let shown = |v: Option<f64>| match v {
-        Some(x) if phase.scored_split == Split::Exam && !maybe_organiser(&user) => {
-            Some(judge::visibility::round_to(x, j.score_precision))
-        }
+        Some(x) if !organiser => Some(judge::visibility::round_to(x, j.score_precision)),
         v => v,
     };
-    for row in &board.rows {
+    for row in &data.rows {
         let scores: BTreeMap<String, Option<f64>> = row
             .figures
             .iter()
@@ -408,27 +521,27 @@ pub(crate) async fn leaderboard(
             submission: row.submission.0,
             score: shown(row.figures.first().and_then(|f| f.value)),
             scores,
-            run_time_s: run_time(&app, row.submission).await?,
+            run_time_s: row.run_time_s,
             submitted_at: row.received_at,
             method: row.method_name.clone(),
         });
     }
-    Ok(Json(view))
+    Ok(view)
 }
 
-/// The judge's time over all stages of a submission's live result, in whole seconds
-/// (the exam's is whole already; the total is shown as the contest showed it).
-async fn run_time(app: &App, id: store::SubmissionId) -> Result<Option<f64>, ApiError> {
-    let s = app.store.submission(id).await?;
-    let results = app.store.results(id).await?;
-    let Some(json) =
-        crate::api::submissions::live_result(&s, &results).and_then(|r| r.result_json.as_deref())
-    else {
-        return Ok(None);
-    };
-    let Ok(r) = serde_json::from_str::<judge::EvalResult>(json) else {
-        return Ok(None);
-    };
-    let total: f64 = r.stages.iter().map(|s| s.wall_time_s).sum();
-    Ok(total.is_finite().then(|| total.round()))
+#[cfg(test)]
+mod tests {
+    use super::accepts_gzip;
+
+    #[test]
+    fn accept_encoding() {
+        assert!(accepts_gzip("gzip"));
+        assert!(accepts_gzip("br, gzip;q=0.8, deflate"));
+        assert!(accepts_gzip("GZIP"));
+        assert!(accepts_gzip("*"));
+        assert!(!accepts_gzip("gzip;q=0"));
+        assert!(!accepts_gzip("identity"));
+        assert!(!accepts_gzip(""));
+        assert!(!accepts_gzip("x-gzip2"));
+    }
 }

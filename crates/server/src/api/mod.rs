@@ -4,6 +4,7 @@ pub(crate) mod accounts;
 pub(crate) mod challenges;
 mod events;
 mod ops;
+mod rules;
 mod submissions;
 mod teams;
 
@@ -30,6 +31,8 @@ pub(crate) struct App(Arc<Inner>);
 
 pub(crate) struct Inner {
     pub store: store::Store,
+    /// Leaderboards as served (`challenges::leaderboard`).
+    pub boards: crate::boards::Boards,
     pub config: Config,
     pub metrics: Metrics,
     /// Upload checks under way at once (`Config::concurrent_checks`).
@@ -47,7 +50,11 @@ impl Deref for App {
 
 impl App {
     pub(crate) fn new(store: store::Store, config: Config) -> App {
+        // Leaderboards combine only scores of this judge's scorer (docs/service.md,
+        // "Versions"); older ones wait for a rescoring.
+        let store = store.with_scorer_version(judge::rescore::SCORER_VERSION);
         App(Arc::new(Inner {
+            boards: Default::default(),
             store,
             checks: tokio::sync::Semaphore::new(config.concurrent_checks.max(1)),
             logins: LoginLimiter::new(config.login_tries_per_minute),
@@ -89,6 +96,11 @@ pub(crate) fn router(app: App) -> Router {
             "/api/v1/challenges/{id}/leaderboard",
             get(challenges::leaderboard),
         )
+        .route("/api/v1/challenges/{id}/publish", post(rules::publish))
+        .route("/api/v1/challenges/{id}/rescore", post(rules::rescore))
+        .route("/api/v1/rescores/{id}", get(rules::get_rescore))
+        .route("/api/v1/rescores/{id}/apply", post(rules::apply_rescore))
+        .route("/api/v1/rescores/{id}/cancel", post(rules::cancel_rescore))
         .route("/api/v1/submissions/{id}", get(submissions::get_one))
         .route(
             "/api/v1/submissions/{id}/logs/{stage}",
@@ -208,6 +220,11 @@ impl Modify for Bearer {
         challenges::create_phase,
         challenges::quota,
         challenges::leaderboard,
+        rules::publish,
+        rules::rescore,
+        rules::get_rescore,
+        rules::apply_rescore,
+        rules::cancel_rescore,
         crate::upload::upload,
         submissions::list,
         submissions::get_one,

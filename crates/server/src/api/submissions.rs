@@ -146,7 +146,12 @@ pub(crate) async fn get_one(
         .and_then(|r| r.result_json.as_deref())
         .and_then(|t| serde_json::from_str(t).ok());
     let now = app.store.now();
-    let exam_hidden = !organiser && !phase.show_exam && now < phase.closes;
+    // A phase that hides exam scores shows a team none before it closes, and after it
+    // closes only those of its final entry once published (docs/service.md,
+    // "Publishing"): no other exam score ever reaches a team.
+    let exam_hidden = !organiser
+        && !phase.show_exam
+        && (now < phase.closes || !app.store.is_published_entry(phase.id, s.id).await?);
 
     let mut stages = Vec::new();
     let mut scores = BTreeMap::new();
@@ -210,6 +215,11 @@ pub(crate) async fn get_one(
         }
     }
 
+    // The warnings of the scored outputs ("degenerate output: …").
+    if let Some(r) = live {
+        warnings.extend(r.warnings.iter().map(|w| Value::String(w.clone())));
+    }
+
     let reason = match s.state {
         SubState::Failed => Some(match parsed.as_ref().and_then(|r| r.failure()) {
             Some((stage, why)) => format!("{}: {why}", stage.as_str()),
@@ -257,18 +267,39 @@ pub(crate) async fn get_one(
         Definition::Builtin(_) => String::new(),
         Definition::Toml(_) => " --challenge-file challenge.toml".to_owned(),
     };
+    // What the result was made with (what the store recorded with it; the
+    // submission's and challenge's own before it has one).
+    let entry_sha256 = live
+        .and_then(|r| r.entry_sha256.clone())
+        .unwrap_or_else(|| s.entry_sha256.clone());
+    let definition_sha256 = live
+        .and_then(|r| r.definition_sha256.clone())
+        .unwrap_or_else(|| challenge.definition_sha256.clone());
+    let manifest_sha256 = live
+        .and_then(|r| r.manifest_sha256.clone())
+        .unwrap_or_else(|| challenge.manifest.sha256());
+    let judge_version = live.map(|r| r.judge_version.clone());
+    let scorer_version = live.map(|r| r.scorer_version.clone());
+    let runtime_lock = live.and_then(|r| r.runtime_lock.clone());
+    let unknown = || "?".to_owned();
     let reproduce = Reproduce {
         command: format!(
-            "physiojudge evaluate --challenge {}{definition} --entry {} --data {}",
+            "physiojudge evaluate --challenge {}{definition} --entry {} --data {}  \
+             # judge {}, {}, runtime lock {}, definition sha256 {definition_sha256}, \
+             data manifest sha256 {manifest_sha256}, entry sha256 {entry_sha256}",
             shell_word(&challenge.id),
             shell_word(&entry),
-            shell_word(&data)
+            shell_word(&data),
+            judge_version.clone().unwrap_or_else(unknown),
+            scorer_version.clone().unwrap_or_else(unknown),
+            runtime_lock.clone().unwrap_or_else(unknown),
         ),
-        entry_sha256: s.entry_sha256.clone(),
-        definition_sha256: challenge.definition_sha256.clone(),
-        manifest_sha256: challenge.manifest.sha256(),
-        judge_version: live.map(|r| r.judge_version.clone()),
-        scorer_version: live.map(|r| r.scorer_version.clone()),
+        entry_sha256,
+        definition_sha256,
+        manifest_sha256,
+        runtime_lock,
+        judge_version,
+        scorer_version,
     };
 
     let organiser_view = if organiser {

@@ -356,6 +356,8 @@ pub async fn judge_next(h: &Harness, score: f64) -> store::AttemptKey {
             scorer_version: "score 0.1.0".into(),
             judge_version: "judge 0.1.0".into(),
             message: None,
+            runtime_lock: None,
+            warnings: Vec::new(),
         },
     )
     .await

@@ -10,6 +10,7 @@ use crate::*;
 mod leaderboard;
 mod queue;
 mod records;
+mod rules;
 mod state_machine;
 
 /// `both!(name)`: the async fn `name(&TestStore)` as two tests, `name::sqlite` and
@@ -122,6 +123,8 @@ pub(crate) fn scored(figures: &[(&str, f64, Better)]) -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -134,6 +137,8 @@ pub(crate) fn failed() -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -146,6 +151,8 @@ pub(crate) fn judge_error() -> Report {
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: Some("disk full".into()),
+        runtime_lock: None,
+        warnings: Vec::new(),
     }
 }
 

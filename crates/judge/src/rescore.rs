@@ -1,0 +1,439 @@
+//! What a platform needs of a result folder after the run: scoring its stored outputs
+//! again with this judge's scorer (rescoring, without running the entry), the warning
+//! that an entry gave the same answer for every record ("degenerate output"), and the
+//! versions a result names.
+//!
+//! Rescoring goes through the judge's own scoring (`pipeline::score::score_outputs`,
+//! the function the quiz and score stages call; the stream challenge's ITR report,
+//! `pipeline::stream::itr_report`), never a copy of it. It reads what the run kept:
+//! the exam's outputs (`private/exam-outputs/`, a stream challenge's session log there),
+//! and the reference in the challenge's data folder.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::challenge::ScorerId;
+use crate::dataset::Dataset;
+use crate::result::{ExamScore, RecordStatus};
+use crate::{Challenge, JudgeError};
+
+/// The scorer's version: the `score` crate ships with the judge under the workspace's
+/// one version. What a platform stores with a score and compares when it combines scores.
+pub const SCORER_VERSION: &str = concat!("score ", env!("CARGO_PKG_VERSION"));
+
+/// The judge's version, as `result.json` names it.
+pub const JUDGE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The id of the Python runtime lock entries run with: `sha256:` and the first 16 hex
+/// digits of the sha256 of the lock file compiled into the judge
+/// (`runtime/requirements.lock`). Two judges with the same id run entries on the same
+/// packages.
+pub fn runtime_lock_id() -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(runtime::LOCK.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Where a result folder keeps the exam's outputs (organisers only).
+pub const EXAM_OUTPUTS: &str = "private/exam-outputs";
+/// Where it keeps the organiser's full exam score report.
+pub const EXAM_SCORE: &str = "private/exam-score.json";
+
+/// A result folder scored again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rescored {
+    /// The organiser's full report (what `private/exam-score.json` holds).
+    pub report: Value,
+    /// The participant's view (what `result.json`'s `exam_score` holds).
+    pub exam_score: ExamScore,
+    /// The warnings of these outputs ([`warnings`]).
+    pub warnings: Vec<String>,
+}
+
+/// Scores the exam outputs kept in the result folder `out` again, against the
+/// reference in `data`, with this judge's scorer: the same function and the same exam
+/// split as the run's score stage. `None` when the folder has no exam outputs to score
+/// (the run never got to the exam).
+pub fn score_result_folder(
+    challenge: &Challenge,
+    data: &Path,
+    out: &Path,
+) -> Result<Option<Rescored>, JudgeError> {
+    let taken = out.join(EXAM_OUTPUTS);
+    if !taken.is_dir() {
+        return Ok(None);
+    }
+    let summary = match challenge.scorer {
+        ScorerId::Itr => {
+            let path = taken.join("session.json");
+            if !path.is_file() {
+                return Ok(None);
+            }
+            let session = read_json(&path)?;
+            Some(itr_again(challenge, &session, &path)?)
+        }
+        _ => {
+            let dataset = Dataset::open(challenge.layout, data)?;
+            let splits = dataset.split(&challenge.split, &challenge.id)?;
+            let mut records: Vec<RecordStatus> = Vec::new();
+            crate::pipeline::score::score_outputs(
+                challenge,
+                data,
+                &splits.exam,
+                &taken,
+                &mut records,
+            )?
+        }
+    };
+    let Some(summary) = summary else {
+        return Ok(None);
+    };
+    let exam_score = crate::visibility::exam_view(challenge, &summary.report);
+    let warnings = warnings_of(challenge, &summary.report, &taken);
+    Ok(Some(Rescored {
+        report: summary.report,
+        exam_score,
+        warnings,
+    }))
+}
+
+fn read_json(path: &Path) -> Result<Value, JudgeError> {
+    let text = std::fs::read_to_string(path).map_err(|e| JudgeError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| JudgeError::Internal {
+        message: format!("{}: not the JSON the judge wrote: {e}", path.display()),
+    })
+}
+
+/// A stored session log's ITR, recomputed from its trials with this scorer: each
+/// subject's trials (in the order the session listed its subjects) through
+/// `score::itr`, and the report the session stage writes.
+fn itr_again(
+    challenge: &Challenge,
+    session: &Value,
+    path: &Path,
+) -> Result<crate::result::ScoreSummary, JudgeError> {
+    let bad = |what: &str| JudgeError::Internal {
+        message: format!("{}: {what}", path.display()),
+    };
+    let trials = session
+        .get("trials")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no trials"))?;
+    let mut order: Vec<String> = session
+        .pointer("/summary/subjects")
+        .and_then(Value::as_array)
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s.get("subject").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut per: Vec<Vec<score::itr::Trial>> = vec![Vec::new(); order.len()];
+    for t in trials {
+        let subject = t
+            .get("subject")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("a trial without its subject"))?;
+        let trial = match t.get("outcome").and_then(Value::as_str) {
+            Some("reported") => score::itr::Trial::Reported {
+                correct: t
+                    .get("correct")
+                    .and_then(Value::as_bool)
+                    .ok_or_else(|| bad("a reported trial without `correct`"))?,
+                sequences: t
+                    .get("sequences")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad("a reported trial without `sequences`"))?,
+            },
+            Some("no_report") => score::itr::Trial::NoReport,
+            _ => return Err(bad("a trial of unknown outcome")),
+        };
+        let i = match order.iter().position(|s| s == subject) {
+            Some(i) => i,
+            None => {
+                order.push(subject.to_owned());
+                per.push(Vec::new());
+                order.len() - 1
+            }
+        };
+        per[i].push(trial);
+    }
+    let subjects = order
+        .iter()
+        .zip(&per)
+        .map(|(name, t)| score::itr::subject(name, t))
+        .collect();
+    let summary = score::itr::summarize(subjects);
+    let accepted = session
+        .get("log")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter(|e| e.get("status").and_then(Value::as_str) == Some("accepted"))
+                .count()
+        })
+        .unwrap_or(0);
+    let count = |k: &str| session.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+    Ok(crate::pipeline::stream::itr_report(
+        &challenge.id,
+        &summary,
+        trials.len(),
+        count("reports"),
+        accepted,
+        session
+            .get("finished")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    ))
+}
+
+/// The warnings of a scored result folder: today "degenerate output" when the entry
+/// gave the same answer for every record of the exam ([`degenerate`]). Reads the
+/// organiser's exam report and outputs the run kept; a folder without them has none.
+pub fn warnings(challenge: &Challenge, out: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(out.join(EXAM_SCORE)) else {
+        return Vec::new();
+    };
+    let Ok(report) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    warnings_of(challenge, &report, &out.join(EXAM_OUTPUTS))
+}
+
+fn warnings_of(challenge: &Challenge, report: &Value, taken: &Path) -> Vec<String> {
+    let session = match challenge.scorer {
+        ScorerId::Itr => std::fs::read_to_string(taken.join("session.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok()),
+        _ => None,
+    };
+    degenerate(challenge.scorer, report, session.as_ref())
+        .map(|why| format!("degenerate output: {why}"))
+        .into_iter()
+        .collect()
+}
+
+/// Why the outputs are degenerate — the same answer for every record, as scored (a
+/// missing output counts as the default answer it was scored as) — or `None`. Needs
+/// at least two records: one answer for one record says nothing.
+///
+/// - CPSC 2021: no AF episode in any record (every record N), or every record AF
+///   throughout;
+/// - CinC 2017: one class for every record;
+/// - PhysioNet 2022: one murmur class and one outcome class for every patient;
+/// - P300 speller: one character for every trial (the accepted reports of the
+///   session log, `session`).
+pub fn degenerate(scorer: ScorerId, report: &Value, session: Option<&Value>) -> Option<String> {
+    let items = || {
+        report
+            .get("items")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
+    let field = |item: &Value, key: &str| item.get(key).map(Value::to_string);
+    let one_value = |key: &str| -> Option<String> {
+        let items = items();
+        if items.len() < 2 {
+            return None;
+        }
+        let first = field(&items[0], key)?;
+        items
+            .iter()
+            .all(|i| field(i, key).as_ref() == Some(&first))
+            .then(|| first.trim_matches('"').to_owned())
+    };
+    let n = items().len();
+    match scorer {
+        ScorerId::Cpsc2021 => match one_value("class_pred").as_deref() {
+            Some("N") => Some(format!("no AF anywhere: every one of {n} records is N")),
+            Some("AFf") => Some(format!("every one of {n} records is AF throughout")),
+            _ => None,
+        },
+        ScorerId::Cinc2017 => {
+            one_value("answer").map(|a| format!("every one of {n} records is classed {a}"))
+        }
+        ScorerId::Physionet2022 => {
+            let murmur = one_value("murmur_output")?;
+            let outcome = one_value("outcome_output")?;
+            Some(format!(
+                "every one of {n} patients is murmur {murmur}, outcome {outcome}"
+            ))
+        }
+        ScorerId::Itr => {
+            let codes: Vec<i64> = session?
+                .get("log")?
+                .as_array()?
+                .iter()
+                .filter(|e| e.get("status").and_then(Value::as_str) == Some("accepted"))
+                .filter_map(|e| e.get("code").and_then(Value::as_i64))
+                .collect();
+            let trials = session?.get("trials")?.as_array()?.len();
+            // Every trial answered, and with one character.
+            (trials >= 2 && codes.len() == trials && codes.iter().all(|c| *c == codes[0])).then(
+                || {
+                    format!(
+                        "character code {} for every one of {trials} trials",
+                        codes[0]
+                    )
+                },
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn cinc2017_one_class_for_every_record() {
+        // The scorer's own report of an answers file.
+        let reference =
+            score::cinc2017::parse_reference("A1,N\nA2,A\nA3,O\n", "REFERENCE.csv").unwrap();
+        let report = |answers: &str| {
+            let r = score::cinc2017::score(&reference, answers, "answers.txt", score::Mode::Strict)
+                .unwrap();
+            serde_json::to_value(&r).unwrap()
+        };
+        let all_n = report("A1,N\nA2,N\nA3,N\n");
+        let why = degenerate(ScorerId::Cinc2017, &all_n, None).unwrap();
+        assert!(why.contains("classed N"), "{why}");
+        assert_eq!(
+            degenerate(ScorerId::Cinc2017, &report("A1,N\nA2,A\nA3,N\n"), None),
+            None
+        );
+        // A missing answer is scored as `~`: three of them are one answer.
+        assert!(degenerate(ScorerId::Cinc2017, &report(""), None).is_some());
+    }
+
+    #[test]
+    fn cpsc2021_no_af_anywhere() {
+        let items = |classes: &[&str]| {
+            json!({"items": classes.iter().map(|c| json!({"record": "r", "class_pred": c}))
+                .collect::<Vec<_>>()})
+        };
+        let why = degenerate(ScorerId::Cpsc2021, &items(&["N", "N", "N"]), None).unwrap();
+        assert!(why.contains("no AF anywhere"), "{why}");
+        assert!(degenerate(ScorerId::Cpsc2021, &items(&["AFf", "AFf"]), None).is_some());
+        assert_eq!(
+            degenerate(ScorerId::Cpsc2021, &items(&["N", "AFp", "N"]), None),
+            None
+        );
+        // Two paroxysmal predictions differ by their episodes: not one answer.
+        assert_eq!(
+            degenerate(ScorerId::Cpsc2021, &items(&["AFp", "AFp"]), None),
+            None
+        );
+        // One record says nothing.
+        assert_eq!(degenerate(ScorerId::Cpsc2021, &items(&["N"]), None), None);
+    }
+
+    #[test]
+    fn physionet2022_one_murmur_and_one_outcome_class() {
+        let items = |pairs: &[(&str, &str)]| {
+            json!({"items": pairs.iter().map(|(m, o)| json!({
+                "patient": "p", "murmur_output": m, "outcome_output": o}))
+                .collect::<Vec<_>>()})
+        };
+        let why = degenerate(
+            ScorerId::Physionet2022,
+            &items(&[("Absent", "Normal"), ("Absent", "Normal")]),
+            None,
+        )
+        .unwrap();
+        assert!(why.contains("murmur Absent, outcome Normal"), "{why}");
+        assert_eq!(
+            degenerate(
+                ScorerId::Physionet2022,
+                &items(&[("Absent", "Normal"), ("Absent", "Abnormal")]),
+                None
+            ),
+            None
+        );
+        assert_eq!(
+            degenerate(
+                ScorerId::Physionet2022,
+                &items(&[("Present", "Normal"), ("Absent", "Normal")]),
+                None
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn p300_one_character_for_every_trial() {
+        let session = |codes: &[i64]| {
+            json!({
+                "trials": codes.iter().map(|_| json!({"subject": "S1", "outcome": "no_report"}))
+                    .collect::<Vec<_>>(),
+                "log": codes.iter().enumerate().map(|(i, c)| json!({
+                    "index": i, "code": c, "status": "accepted", "trial": i,
+                    "sequences": 2, "correct": false}))
+                    .chain([json!({"index": 99, "code": 7, "status": "later", "trial": 0})])
+                    .collect::<Vec<_>>(),
+            })
+        };
+        let report = json!({"score": 0.0});
+        let why = degenerate(ScorerId::Itr, &report, Some(&session(&[101, 101, 101]))).unwrap();
+        assert!(why.contains("101"), "{why}");
+        assert_eq!(
+            degenerate(ScorerId::Itr, &report, Some(&session(&[101, 102, 101]))),
+            None
+        );
+        assert_eq!(degenerate(ScorerId::Itr, &report, None), None);
+    }
+
+    #[test]
+    fn itr_again_recomputes_the_sessions_report() {
+        let c = Challenge::built_in("p300speller").unwrap();
+        let trials = [
+            ("S1", Some((true, 2))),
+            ("S1", Some((true, 3))),
+            ("S2", Some((false, 5))),
+            ("S2", None),
+        ];
+        let session = json!({
+            "summary": {"subjects": [{"subject": "S1"}, {"subject": "S2"}]},
+            "trials": trials.iter().map(|(s, t)| match t {
+                Some((c, n)) => json!({"subject": s, "outcome": "reported", "correct": c,
+                    "sequences": n}),
+                None => json!({"subject": s, "outcome": "no_report"}),
+            }).collect::<Vec<_>>(),
+            "log": [{"status": "accepted"}, {"status": "accepted"}, {"status": "accepted"}],
+            "reports": 5,
+            "finished": true,
+        });
+        let got = itr_again(&c, &session, Path::new("session.json")).unwrap();
+        let s1 = score::itr::subject(
+            "S1",
+            &[
+                score::itr::Trial::Reported {
+                    correct: true,
+                    sequences: 2,
+                },
+                score::itr::Trial::Reported {
+                    correct: true,
+                    sequences: 3,
+                },
+            ],
+        );
+        assert_eq!(got.report["subjects"][0]["itr"].as_f64(), Some(s1.itr));
+        assert_eq!(got.report["subjects"][1]["itr"].as_f64(), Some(0.0));
+        assert_eq!(got.score, s1.itr / 2.0);
+        assert_eq!(got.report["accepted_reports"], 3);
+        assert_eq!(got.report["trials"], 4);
+    }
+
+    #[test]
+    fn the_runtime_lock_id_names_the_compiled_lock() {
+        let id = runtime_lock_id();
+        assert!(id.starts_with("sha256:") && id.len() == 7 + 16, "{id}");
+        assert_eq!(id, runtime_lock_id());
+    }
+}
