@@ -129,6 +129,20 @@ impl LocalQueue {
         Ok(done)
     }
 
+    /// [`Store::reclaim_worker`]: ends at once the attempts still leased to `worker`,
+    /// a local worker whose process has just started again; wakes the workers when it
+    /// queued a submission again.
+    pub async fn reclaim_worker(&self, worker: WorkerId) -> Result<Reconciled, Error> {
+        let done = self.inner.store.reclaim_worker(worker).await?;
+        for key in &done.lost {
+            self.forget(*key);
+        }
+        if !done.requeued.is_empty() {
+            self.wake();
+        }
+        Ok(done)
+    }
+
     /// Runs [`LocalQueue::reconcile`] every `reconcile_every` until the returned value is
     /// dropped or stopped. A failed pass is logged and the next one tries again.
     pub fn spawn_reconciler(&self) -> Reconciler {

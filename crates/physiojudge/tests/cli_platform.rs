@@ -273,7 +273,7 @@ fn end_to_end(backend: Backend, slot: u32) {
         "{out}\n{err}"
     );
     for line in [
-        "running → error (worker_lost)",
+        "running → error (worker_restarted)",
         "error → queued",
         "running → scored",
     ] {
@@ -301,7 +301,16 @@ fn end_to_end(backend: Backend, slot: u32) {
         ["queued", "running", "error", "queued", "running", "scored"],
         "{good_o}"
     );
-    assert_eq!(h[2].1, "worker_lost", "{good_o}");
+    // The lost attempt was ended by the restarted server's own start (its local worker
+    // is new, so what the old one held is dead), not by a lapsed lease: typed so.
+    assert_eq!(h[2].1, "worker_restarted", "{good_o}");
+    let detail = &good_o["organiser"]["history"][2]["detail"];
+    assert_eq!(detail["kind"], "worker_restarted", "{good_o}");
+    assert_eq!(detail["attempt"], 1, "{good_o}");
+    assert_eq!(
+        detail["worker"], good_o["organiser"]["history"][1]["detail"]["worker"],
+        "{good_o}"
+    );
     for (id, end) in [
         (&b_slow, "failed"),
         (&a_prep, "failed"),

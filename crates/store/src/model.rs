@@ -452,6 +452,9 @@ pub enum Reason {
     },
     /// The attempt's lease lapsed: the worker is taken to be lost.
     WorkerLost { worker: WorkerId, attempt: u32 },
+    /// The worker's process started again while the attempt ran: the run died with the
+    /// old process ([`crate::Store::reclaim_worker`]).
+    WorkerRestarted { worker: WorkerId, attempt: u32 },
     /// Retried automatically after an error, as attempt `next_attempt`.
     Retry { next_attempt: u32 },
     /// An organiser requeued it.

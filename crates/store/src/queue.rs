@@ -506,6 +506,26 @@ impl Store {
     /// attempt; otherwise the `error` stays, for an organiser to see. Run it
     /// periodically (every few seconds; a lease is tens of seconds).
     pub async fn reconcile(&self) -> Result<Reconciled, Error> {
+        self.end_running("a.lease_expires_at < $1", None).await
+    }
+
+    /// Ends at once every running attempt leased to `worker`, whatever its lease, as
+    /// [`Store::reconcile`] ends a lapsed one (reason `worker_restarted`, not charged,
+    /// retried while attempts are left). For a worker identity that belongs to one
+    /// process which has just started again: what it held before cannot be alive (the
+    /// process that ran it is gone), so waiting for the lease to lapse would only delay
+    /// the retry. Never call it for a worker that may still be running somewhere.
+    pub async fn reclaim_worker(&self, worker: WorkerId) -> Result<Reconciled, Error> {
+        self.end_running("a.worker_id = $2", Some(worker)).await
+    }
+
+    /// Ends the running current attempts that `cond` picks (`$1`: now; `$2`: the
+    /// restarted worker, if any) as `error` and retries them.
+    async fn end_running(
+        &self,
+        cond: &str,
+        restarted: Option<WorkerId>,
+    ) -> Result<Reconciled, Error> {
         let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
@@ -514,20 +534,24 @@ impl Store {
             } else {
                 ""
             };
-            let lapsed = tx
+            let mut params = args![now];
+            if let Some(w) = restarted {
+                params.push(w.to_string().into());
+            }
+            let lost = tx
                 .fetch_all(
                     &format!(
                         "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
                          JOIN submissions s ON s.id = a.submission_id \
                          AND s.current_attempt = a.number \
-                         WHERE a.ended_at IS NULL AND a.lease_expires_at < $1 \
+                         WHERE a.ended_at IS NULL AND {cond} \
                          AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
                     ),
-                    args![now],
+                    params,
                 )
                 .await?;
             let mut done = Reconciled::default();
-            for r in &lapsed {
+            for r in &lost {
                 let key = AttemptKey {
                     submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
                     number: count(r.get("number")?)?,
@@ -539,16 +563,23 @@ impl Store {
                     args![key.submission, i64::from(key.number), now],
                 )
                 .await?;
+                let reason = match restarted {
+                    Some(_) => Reason::WorkerRestarted {
+                        worker,
+                        attempt: key.number,
+                    },
+                    None => Reason::WorkerLost {
+                        worker,
+                        attempt: key.number,
+                    },
+                };
                 transition(
                     &mut tx,
                     key.submission,
                     State::Running,
                     State::Error,
                     Some(key.number),
-                    &Reason::WorkerLost {
-                        worker,
-                        attempt: key.number,
-                    },
+                    &reason,
                     now,
                 )
                 .await?;

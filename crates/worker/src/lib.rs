@@ -167,6 +167,12 @@ impl Pool {
     /// [`Pool::start`] on a machine's own queue, as worker `name` (registered if it is
     /// not yet): what `physiojudge serve` runs beside its server. The queue's reconciler
     /// ([`dispatch::LocalQueue::spawn_reconciler`]) runs apart from the pool.
+    ///
+    /// The name is this process's own: attempts still leased to it were started by a
+    /// process that is gone (the server was killed), so they end at once as `error`
+    /// (`worker_restarted`, not charged) and queue again, before the slots start, rather
+    /// than after their leases lapse. Remote workers have their own names and ids and
+    /// are not touched. Two live processes must never share a local worker's name.
     pub async fn start_local(
         queue: &dispatch::LocalQueue,
         name: &str,
@@ -175,6 +181,15 @@ impl Pool {
         observer: Option<Observer>,
     ) -> Result<Pool, store::Error> {
         let id = queue.register_worker(name).await?;
+        let done = queue.reclaim_worker(id).await?;
+        if !done.lost.is_empty() {
+            tracing::warn!(
+                lost = done.lost.len(),
+                requeued = done.requeued.len(),
+                gave_up = done.gave_up.len(),
+                "attempts of this worker's previous process ended"
+            );
+        }
         Ok(Pool::start(
             Arc::new(queue.dispatcher(id, None)),
             judge,

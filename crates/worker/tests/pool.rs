@@ -245,6 +245,20 @@ impl Fixture {
     }
 
     /// A pool of `slots` as worker `name`, its events recorded and gated.
+    /// A machine's own pool ([`Pool::start_local`]), as `physiojudge serve` starts it.
+    async fn local_pool(&self, name: &str, slots: usize) -> Pool {
+        let (events, gate) = (self.events.clone(), self.gate.clone());
+        let observer: worker::Observer = Arc::new(move |e: &Event| {
+            events.lock().unwrap().push(e.clone());
+            gate.pass(e);
+        });
+        let mut config = Config::new(&self.state_dir, slots);
+        config.take_wait = Duration::from_secs(5);
+        Pool::start_local(&self.queue, name, judge(), config, Some(observer))
+            .await
+            .unwrap()
+    }
+
     async fn pool(&self, name: &str, slots: usize) -> Pool {
         let id = self.queue.register_worker(name).await.unwrap();
         let (events, gate) = (self.events.clone(), self.gate.clone());
@@ -378,6 +392,50 @@ async fn killed_mid_run_then_retried_and_scored(backend: Backend) {
         history
             .iter()
             .any(|h| matches!(h.reason, Reason::WorkerLost { attempt: 1, .. }))
+    );
+    check_scored(&f, s.id, 2).await;
+}
+
+async fn a_local_pool_started_again_retries_at_once(backend: Backend) {
+    let f = Fixture::new(backend).await;
+    let team = f.team("a").await;
+    let s = f.submit(&team).await;
+    f.gate.arm(s.id);
+    let first = f.local_pool("local", 1).await;
+    f.gate.reached().await;
+    // The process dies mid-run: no heartbeat, no report; its run is cancelled.
+    first.abort().await;
+    f.gate.release();
+    // The same machine's pool starts again, its lease far from lapsed (the clock does
+    // not move): the attempt of the dead process ends at once and is retried.
+    let second = f.local_pool("local", 1).await;
+    let endings = f.ended(s.id, 1).await;
+    assert_eq!(endings, [(2, scored())]);
+    second.shutdown().await;
+    assert_eq!(
+        f.outcomes(s.id).await,
+        [Some(Outcome::Error), Some(Outcome::Scored)]
+    );
+    let history = f.t.history(s.id).await.unwrap();
+    let to: Vec<State> = history.iter().map(|h| h.to).collect();
+    assert_eq!(
+        to,
+        [
+            State::Queued,
+            State::Running,
+            State::Error,
+            State::Queued,
+            State::Running,
+            State::Scored
+        ]
+    );
+    assert!(
+        matches!(
+            history[2].reason,
+            Reason::WorkerRestarted { attempt: 1, .. }
+        ),
+        "{:?}",
+        history[2].reason
     );
     check_scored(&f, s.id, 2).await;
 }
@@ -528,7 +586,10 @@ type Test = fn(Backend) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()
 
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, Test); 5] = [
+    let tests: [(&str, Test); 6] = [
+        ("a_local_pool_started_again_retries_at_once", |b| {
+            Box::pin(a_local_pool_started_again_retries_at_once(b))
+        }),
         ("killed_mid_run_then_retried_and_scored", |b| {
             Box::pin(killed_mid_run_then_retried_and_scored(b))
         }),

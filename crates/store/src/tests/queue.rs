@@ -19,6 +19,7 @@ both!(
     listings_counts_and_positions,
     a_late_report_races_the_reconciler,
     failures_by_reason,
+    a_restarted_worker_loses_only_its_own_attempts,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -552,5 +553,75 @@ async fn failures_by_reason(t: &TestStore) {
             (State::Failed, "run".to_owned(), 1),
             (State::Failed, "unknown".to_owned(), 1),
         ]
+    );
+}
+
+async fn a_restarted_worker_loses_only_its_own_attempts(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team_a = team(t, &f, "a").await;
+    let team_b = team(t, &f, "b").await;
+    let (remote, _) = t.create_worker("remote").await.unwrap();
+    let mine = t.submit(&entry(&team_a, &f, 1)).await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    let theirs = t.submit(&entry(&team_b, &f, 2)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(j.attempt.submission, mine.id);
+    let k = t.take_job(remote.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(k.attempt.submission, theirs.id);
+    // Both leases are fresh: the reconciler sees nothing lost.
+    assert_eq!(t.reconcile().await.unwrap(), Reconciled::default());
+    // The local worker's process started again: its attempt ends now, the remote
+    // worker's goes on.
+    let r = t.reclaim_worker(f.worker.id).await.unwrap();
+    assert_eq!(r.lost, [j.attempt]);
+    assert_eq!(r.requeued, [mine.id]);
+    assert!(r.gave_up.is_empty());
+    assert_eq!(t.submission(mine.id).await.unwrap().state, State::Queued);
+    assert_eq!(t.submission(theirs.id).await.unwrap().state, State::Running);
+    let h = t.history(mine.id).await.unwrap();
+    let states: Vec<State> = h.iter().map(|e| e.to).collect();
+    assert_eq!(
+        states,
+        [State::Queued, State::Running, State::Error, State::Queued]
+    );
+    assert_eq!(
+        h[2].reason,
+        Reason::WorkerRestarted {
+            worker: f.worker.id,
+            attempt: 1
+        }
+    );
+    // Not charged: the queued retry holds its one place, the lost attempt adds none.
+    let q = t.quota(f.phase.id, team_a.id).await.unwrap();
+    assert_eq!(q.used_total, 1);
+    // The ended attempt's late report is refused; the remote one's is accepted.
+    let e = t
+        .report(
+            f.worker.id,
+            j.attempt,
+            &scored(&[("score", 0.5, Better::Higher)]),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::AttemptRefused { .. }), "{e}");
+    t.report(
+        remote.id,
+        k.attempt,
+        &scored(&[("score", 0.5, Better::Higher)]),
+    )
+    .await
+    .unwrap();
+    // A second reclaim finds nothing; the retry is the next job, attempt 2.
+    assert_eq!(
+        t.reclaim_worker(f.worker.id).await.unwrap(),
+        Reconciled::default()
+    );
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    assert_eq!(
+        j.attempt,
+        AttemptKey {
+            submission: mine.id,
+            number: 2
+        }
     );
 }
