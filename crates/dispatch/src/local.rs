@@ -409,6 +409,7 @@ fn error_report(message: String) -> Report {
         result_json: None,
         private_json: None,
         figures: Vec::new(),
+        quiz_figures: Vec::new(),
         scorer_version: String::new(),
         judge_version: String::new(),
         message: Some(message),

@@ -132,6 +132,7 @@ fn scored() -> Report {
             value: Some(0.5),
             better: Better::Higher,
         }],
+        quiz_figures: Vec::new(),
         scorer_version: "score 0.1.0".into(),
         judge_version: "0.1.0".into(),
         message: None,

@@ -508,6 +508,7 @@ fn duplicate_reports_are_refused(site: &Site, id: &str) {
                 result_json: Some("{}".into()),
                 private_json: None,
                 figures: Vec::new(),
+                quiz_figures: Vec::new(),
                 scorer_version: "test".into(),
                 judge_version: "test".into(),
                 runtime_lock: Some("test".into()),

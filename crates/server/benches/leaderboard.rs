@@ -171,6 +171,7 @@ async fn seed(t: &TestStore, teams: usize, per_team: usize, data: &std::path::Pa
                         value: Some(score),
                         better: Better::Higher,
                     }],
+                    quiz_figures: Vec::new(),
                     scorer_version: judge::rescore::SCORER_VERSION.into(),
                     judge_version: judge::rescore::JUDGE_VERSION.into(),
                     message: None,

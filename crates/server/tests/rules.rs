@@ -358,6 +358,7 @@ async fn leaderboards_combine_current_versions_only(b: Backend) {
                 value: Some(0.9),
                 better: store::Better::Higher,
             }],
+            quiz_figures: Vec::new(),
             scorer_version: "score 0.0.1".into(),
             judge_version: "0.0.1".into(),
             message: None,

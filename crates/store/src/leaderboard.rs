@@ -3,12 +3,13 @@
 
 use crate::db::{Tx, args};
 use crate::{
-    Error, Figure, Leaderboard, LeaderboardRow, PhaseId, Rule, Store, SubmissionId, TeamId, count,
-    time,
+    Error, Figure, Leaderboard, LeaderboardRow, PhaseId, Rule, Split, Store, SubmissionId, TeamId,
+    count, time,
 };
 
 /// The scored submissions of a phase with their live result and its first ranking
-/// number, signed so that larger is better (`goodness`), teams hidden or disqualified
+/// number on the phase's scored split (a result without figures of that split is not
+/// a candidate), signed so that larger is better (`goodness`), teams hidden or disqualified
 /// left out, and only results made under the challenge's current definition and data
 /// manifest and (when the store has one) the current scorer version (`$2`): a leaderboard
 /// never mixes scores of different rules.
@@ -21,7 +22,9 @@ const CANDIDATES: &str = "SELECT s.id AS submission_id, s.team_id, t.name AS tea
                           JOIN challenges c ON c.id = s.challenge_id \
                           JOIN results r ON r.submission_id = s.id AND r.attempt = s.current_attempt \
                           AND r.replaced = FALSE \
+                          JOIN phases p ON p.id = s.phase_id \
                           JOIN result_figures f ON f.result_id = r.id AND f.position = 0 \
+                          AND f.split = p.scored_split \
                           WHERE s.phase_id = $1 AND s.state = 'scored' \
                           AND t.hidden = FALSE AND t.disqualified = FALSE \
                           AND r.definition_sha256 = c.definition_sha256 \
@@ -34,19 +37,30 @@ pub(crate) const FINAL_PICK: &str =
 
 impl Store {
     /// A phase's leaderboard: each visible team's best (or latest, by the phase's rule)
-    /// scored submission, ranked by the first ranking number in its direction (a missing
+    /// scored submission, ranked by the first ranking number of the phase's scored split
+    /// (`quiz` or `exam`) in its direction (a missing
     /// figure last); equal figures share a rank (1, 1, 3). Every ranking number is shown
     /// exactly as stored. Ties are listed by time received. Only results made under the
     /// phase's current versions count (see [`Store::with_scorer_version`]).
     pub async fn leaderboard(&self, phase: PhaseId) -> Result<Leaderboard, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
-            let rule = crate::submissions::phase_in(&mut tx, phase).await?.rule;
+            let p = crate::submissions::phase_in(&mut tx, phase).await?;
+            let rule = p.rule;
             let pick = match rule {
                 Rule::Best => "(goodness IS NULL), goodness DESC, received_at, submission_id",
                 Rule::Latest => "received_at DESC, submission_id DESC",
             };
-            ranked_in(&mut tx, phase, rule, false, pick, self.scorer_version()).await
+            ranked_in(
+                &mut tx,
+                phase,
+                p.scored_split,
+                rule,
+                false,
+                pick,
+                self.scorer_version(),
+            )
+            .await
         })
         .await;
         tx.finish(r).await
@@ -58,11 +72,12 @@ impl Store {
     pub async fn final_leaderboard(&self, phase: PhaseId) -> Result<Leaderboard, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
-            let rule = crate::submissions::phase_in(&mut tx, phase).await?.rule;
+            let p = crate::submissions::phase_in(&mut tx, phase).await?;
             ranked_in(
                 &mut tx,
                 phase,
-                rule,
+                p.scored_split,
+                p.rule,
                 true,
                 FINAL_PICK,
                 self.scorer_version(),
@@ -79,6 +94,7 @@ impl Store {
 pub(crate) async fn ranked_in(
     tx: &mut Tx,
     phase: PhaseId,
+    split: Split,
     rule: Rule,
     final_entries: bool,
     pick: &str,
@@ -93,11 +109,11 @@ pub(crate) async fn ranked_in(
          RANK() OVER (ORDER BY (goodness IS NULL), goodness DESC) AS rank \
          FROM picked WHERE pick = 1) \
          SELECT ranked.*, f.position, f.key, f.value, f.better FROM ranked \
-         JOIN result_figures f ON f.result_id = ranked.result_id \
+         JOIN result_figures f ON f.result_id = ranked.result_id AND f.split = $3 \
          ORDER BY rank, received_at, team_name, submission_id, f.position"
     );
     let rows = tx
-        .fetch_all(&sql, args![phase, scorer_version.map(str::to_owned)])
+        .fetch_all(&sql, args![phase, scorer_version.map(str::to_owned), split])
         .await?;
     let mut out: Vec<LeaderboardRow> = Vec::new();
     for r in &rows {
@@ -125,6 +141,7 @@ pub(crate) async fn ranked_in(
         phase,
         rule,
         final_entries,
+        split,
         rows: out,
     })
 }

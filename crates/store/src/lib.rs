@@ -322,6 +322,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "platform rules",
                 include_str!("../migrations/sqlite/0003_platform_rules.sql"),
             ),
+            (
+                5,
+                "figures by split",
+                include_str!("../migrations/sqlite/0005_figures_by_split.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -333,6 +338,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 3,
                 "platform rules",
                 include_str!("../migrations/postgres/0003_platform_rules.sql"),
+            ),
+            (
+                5,
+                "figures by split",
+                include_str!("../migrations/postgres/0005_figures_by_split.sql"),
             ),
         ],
     };

@@ -555,8 +555,14 @@ pub struct Report {
     pub result_json: Option<String>,
     /// The organiser's private exam score (JSON), if any.
     pub private_json: Option<String>,
-    /// The ranking numbers, the first the one the leaderboard ranks by (scored only).
+    /// The exam's ranking numbers, the first the one a leaderboard ranks by (scored
+    /// only), exactly as the scorer wrote them.
     pub figures: Vec<Figure>,
+    /// The quiz's ranking numbers (same keys and directions), exactly as the scorer
+    /// wrote them: what a phase whose scored split is the quiz ranks by (scored only;
+    /// empty when the quiz had no records or was not scored).
+    #[serde(default)]
+    pub quiz_figures: Vec<Figure>,
     pub scorer_version: String,
     pub judge_version: String,
     /// For `error`: what went wrong (kept in the history).
@@ -578,7 +584,10 @@ pub struct ResultRecord {
     pub outcome: Outcome,
     pub result_json: Option<String>,
     pub private_json: Option<String>,
+    /// The exam's ranking numbers.
     pub figures: Vec<Figure>,
+    /// The quiz's ranking numbers (none for results stored before they were kept).
+    pub quiz_figures: Vec<Figure>,
     pub scorer_version: String,
     pub judge_version: String,
     pub created_at: DateTime<Utc>,
@@ -620,12 +629,17 @@ pub struct LeaderboardRow {
     pub team_name: String,
     pub submission: SubmissionId,
     pub received_at: DateTime<Utc>,
-    /// Every ranking number of the result, the first the one ranked by.
+    /// Every ranking number of the result on the phase's scored split
+    /// ([`Leaderboard::split`]), the first the one ranked by.
     pub figures: Vec<Figure>,
     pub method_name: Option<String>,
     /// The judge's time over all stages, in whole seconds.
     #[serde(default)]
     pub run_time_s: Option<f64>,
+}
+
+fn exam_split() -> Split {
+    Split::Exam
 }
 
 /// A phase's leaderboard, derived from the stored results when asked for.
@@ -636,6 +650,10 @@ pub struct Leaderboard {
     pub rule: Rule,
     /// Each team's selected submission (else its best), not the rule's choice.
     pub final_entries: bool,
+    /// The split whose figures rank it: the phase's scored split (a publication made
+    /// before figures were kept per split ranked by the exam's).
+    #[serde(default = "exam_split")]
+    pub split: Split,
     pub rows: Vec<LeaderboardRow>,
 }
 
@@ -722,8 +740,11 @@ pub struct RescoreChange {
     /// The live result now.
     pub result: ResultId,
     pub attempt: AttemptKey,
-    /// Its ranking numbers now.
+    /// Its exam ranking numbers now.
     pub before: Vec<Figure>,
+    /// Its quiz ranking numbers now.
+    #[serde(default)]
+    pub before_quiz: Vec<Figure>,
     /// The new result (same outcome; recomputed figures, report and warnings).
     pub report: Report,
 }

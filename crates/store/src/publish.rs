@@ -15,7 +15,9 @@ const CURRENT: &str = "SELECT s.id FROM submissions s \
                        JOIN challenges c ON c.id = s.challenge_id \
                        JOIN results r ON r.submission_id = s.id AND r.attempt = s.current_attempt \
                        AND r.replaced = FALSE \
+                       JOIN phases p ON p.id = s.phase_id \
                        JOIN result_figures f ON f.result_id = r.id AND f.position = 0 \
+                       AND f.split = p.scored_split \
                        WHERE s.phase_id = $1 AND s.state = 'scored' \
                        AND r.definition_sha256 = c.definition_sha256 \
                        AND r.manifest_sha256 = c.manifest_sha256 \
@@ -124,6 +126,7 @@ impl Store {
             let board = ranked_in(
                 &mut tx,
                 phase,
+                p.scored_split,
                 p.rule,
                 true,
                 FINAL_PICK,

@@ -10,8 +10,8 @@ use crate::submissions::{submission_in, transition};
 use crate::users::not_found;
 use crate::{
     AttemptKey, Better, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled, Report,
-    RescoreId, ResultId, ResultRecord, State, Store, SubmissionId, TeamId, WorkerId, count, time,
-    us,
+    RescoreId, ResultId, ResultRecord, Split, State, Store, SubmissionId, TeamId, WorkerId, count,
+    time, us,
 };
 
 /// How many times `take_job` starts over when a team turned out to be at its running cap
@@ -115,6 +115,7 @@ fn check_report(r: &Report) -> Result<(), Error> {
     if let Some(f) = r
         .figures
         .iter()
+        .chain(&r.quiz_figures)
         .find(|f| f.value.is_some_and(|v| !v.is_finite()))
     {
         // SQLite would store NaN as NULL and PostgreSQL as NaN: a missing figure is None.
@@ -128,10 +129,12 @@ fn check_report(r: &Report) -> Result<(), Error> {
             field: "report",
             problem: "a scored report carries its ranking numbers".to_owned(),
         }),
-        Outcome::Failed | Outcome::Error if !r.figures.is_empty() => Err(Error::Invalid {
-            field: "report",
-            problem: format!("a {} report has no ranking numbers", r.outcome),
-        }),
+        Outcome::Failed | Outcome::Error if !r.figures.is_empty() || !r.quiz_figures.is_empty() => {
+            Err(Error::Invalid {
+                field: "report",
+                problem: format!("a {} report has no ranking numbers", r.outcome),
+            })
+        }
         _ => Ok(()),
     }
 }
@@ -197,18 +200,20 @@ async fn insert_result(
             e
         }
     })?;
-    for (position, f) in r.figures.iter().enumerate() {
+    let exam = r.figures.iter().enumerate().map(|f| (Split::Exam, f));
+    let quiz = r.quiz_figures.iter().enumerate().map(|f| (Split::Quiz, f));
+    for (split, (position, f)) in exam.chain(quiz) {
         tx.execute(
-            "INSERT INTO result_figures (result_id, position, key, value, better) \
-             VALUES ($1, $2, $3, $4, $5)",
-            args![id, position as i64, &f.key, f.value, f.better],
+            "INSERT INTO result_figures (result_id, split, position, key, value, better) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            args![id, split, position as i64, &f.key, f.value, f.better],
         )
         .await
         .map_err(|e| {
             if e.is_unique_violation() {
                 Error::Invalid {
                     field: "report",
-                    problem: format!("ranking number {:?} given twice", f.key),
+                    problem: format!("{split} ranking number {:?} given twice", f.key),
                 }
             } else {
                 e
@@ -621,16 +626,20 @@ impl Store {
             let mut out = Vec::new();
             for r in &rows {
                 let rid = ResultId::parse_stored(&r.get::<String>("id")?)?;
-                let figures = tx
+                let (mut figures, mut quiz_figures) = (Vec::new(), Vec::new());
+                for f in tx
                     .fetch_all(
-                        "SELECT key, value, better FROM result_figures WHERE result_id = $1 \
-                         ORDER BY position",
+                        "SELECT split, key, value, better FROM result_figures \
+                         WHERE result_id = $1 ORDER BY split, position",
                         args![rid],
                     )
                     .await?
-                    .iter()
-                    .map(figure_from)
-                    .collect::<Result<Vec<_>, _>>()?;
+                {
+                    match Split::parse_stored(&f.get::<String>("split")?)? {
+                        Split::Exam => figures.push(figure_from(&f)?),
+                        Split::Quiz => quiz_figures.push(figure_from(&f)?),
+                    }
+                }
                 out.push(ResultRecord {
                     id: rid,
                     attempt: AttemptKey {
@@ -641,6 +650,7 @@ impl Store {
                     result_json: r.get("result_json")?,
                     private_json: r.get("private_json")?,
                     figures,
+                    quiz_figures,
                     scorer_version: r.get("scorer_version")?,
                     judge_version: r.get("judge_version")?,
                     created_at: time(r.get("created_at")?)?,

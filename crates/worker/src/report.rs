@@ -73,6 +73,7 @@ fn error(
             result_json,
             private_json: None,
             figures: Vec::new(),
+            quiz_figures: Vec::new(),
             scorer_version: scorer_version(),
             judge_version,
             message: Some(reason.to_string()),
@@ -114,6 +115,34 @@ fn figures(r: &EvalResult, private: Option<&str>) -> Result<Vec<Figure>, String>
         .collect())
 }
 
+/// The quiz's ranking numbers: the keys and directions of the exam's ranking, each
+/// value exactly as the scorer wrote it in the quiz's score report —
+/// `private/quiz-score.json` when the challenge hides quiz labels, else the report in
+/// `result.json` (the participant's view differs from the full report only in its
+/// per-item fields, never in the ranking numbers). None when the quiz was not scored.
+fn quiz_figures(r: &EvalResult, out: &Path) -> Vec<Figure> {
+    let report = read_text(&out.join("private/quiz-score.json"))
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .or_else(|| r.quiz_score.as_ref().map(|s| s.report.clone()));
+    let (Some(report), Some(exam)) = (report, r.exam_score.as_ref()) else {
+        return Vec::new();
+    };
+    exam.ranking
+        .iter()
+        .map(|n| Figure {
+            key: n.key.clone(),
+            value: report
+                .get(&n.key)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|v| v.is_finite()),
+            better: match n.better {
+                judge::challenge::Better::Higher => Better::Higher,
+                judge::challenge::Better::Lower => Better::Lower,
+            },
+        })
+        .collect()
+}
+
 /// The report of a run whose result folder is `out`. `stopping`: why the worker stopped
 /// the run, if it did.
 pub(crate) fn build(
@@ -149,6 +178,7 @@ pub(crate) fn build(
                     result_json,
                     private_json,
                     figures,
+                    quiz_figures: quiz_figures(&r, out),
                     scorer_version: scorer_version(),
                     judge_version,
                     message: None,
@@ -171,6 +201,7 @@ pub(crate) fn build(
                 result_json,
                 private_json,
                 figures: Vec::new(),
+                quiz_figures: Vec::new(),
                 scorer_version: scorer_version(),
                 judge_version,
                 message: None,
@@ -278,6 +309,53 @@ mod tests {
             Some("{\"as\": \"written\"}\n")
         );
         assert_eq!(report.private_json.as_deref(), Some(private));
+    }
+
+    #[test]
+    fn quiz_figures_are_the_quiz_reports_own() {
+        let dir = folder(Some(r#"{"score": 0.25, "outcome_cost": 9000.5}"#));
+        let mut r = result(EntryVerdict::Scored);
+        // Without a quiz score: no quiz figures, the exam's still there.
+        let (report, _) = build(RunEnd::Judged(Ok(r.clone()), Vec::new()), dir.path(), None);
+        assert_eq!(report.outcome, Outcome::Scored);
+        assert!(report.quiz_figures.is_empty());
+        // The quiz report in result.json (labels revealed): its figures, unrounded.
+        r.quiz_score = Some(judge::result::ScoreSummary {
+            score: 0.3,
+            report: serde_json::json!({"score": 0.3333333333333333, "outcome_cost": 12.345678}),
+        });
+        let (report, _) = build(RunEnd::Judged(Ok(r.clone()), Vec::new()), dir.path(), None);
+        let values: Vec<_> = report
+            .quiz_figures
+            .iter()
+            .map(|f| (f.key.as_str(), f.value))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                ("score", Some(0.3333333333333333)),
+                ("outcome_cost", Some(12.345678))
+            ]
+        );
+        assert_eq!(report.quiz_figures[1].better, Better::Lower);
+        // The organiser's full quiz report, when the judge wrote one, is the source.
+        std::fs::write(
+            dir.path().join("private/quiz-score.json"),
+            r#"{"score": 0.123456789, "outcome_cost": null}"#,
+        )
+        .unwrap();
+        let (report, _) = build(RunEnd::Judged(Ok(r), Vec::new()), dir.path(), None);
+        let values: Vec<_> = report
+            .quiz_figures
+            .iter()
+            .map(|f| (f.key.as_str(), f.value))
+            .collect();
+        assert_eq!(
+            values,
+            [("score", Some(0.123456789)), ("outcome_cost", None)]
+        );
+        // The exam's figures are untouched by the quiz's.
+        assert_eq!(report.figures[0].value, Some(0.25));
     }
 
     #[test]

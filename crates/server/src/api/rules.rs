@@ -91,6 +91,7 @@ fn rescored_report(old: &store::ResultRecord, again: &judge::rescore::Rescored) 
         result_json: result_json.or_else(|| old.result_json.clone()),
         private_json: serde_json::to_string(&again.report).ok(),
         figures: figures(again),
+        quiz_figures: Vec::new(),
         scorer_version: judge::rescore::SCORER_VERSION.to_owned(),
         judge_version: old.judge_version.clone(),
         message: None,

@@ -353,6 +353,7 @@ pub async fn judge_next(h: &Harness, score: f64) -> store::AttemptKey {
                 value: Some(score),
                 better: store::Better::Higher,
             }],
+            quiz_figures: Vec::new(),
             scorer_version: "score 0.1.0".into(),
             judge_version: "judge 0.1.0".into(),
             message: None,

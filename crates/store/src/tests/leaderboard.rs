@@ -1,5 +1,7 @@
 //! Leaderboards: best or latest per team, both directions, ties, exact figures.
 
+use std::collections::HashMap;
+
 use chrono::Duration;
 
 use super::*;
@@ -8,6 +10,7 @@ both!(
     ranks_ties_and_directions,
     latest_rule_and_lower_first,
     final_entries_are_the_selected_or_best,
+    a_phase_ranks_by_its_scored_split,
 );
 
 /// Submits, takes and scores one entry for a team.
@@ -189,4 +192,138 @@ async fn final_entries_are_the_selected_or_best(t: &TestStore) {
     assert!(!t.submission(a_later).await.unwrap().selected);
     let lb = t.final_leaderboard(f.phase.id).await.unwrap();
     assert_eq!(lb.rows[0].submission, a_good);
+}
+
+/// A report with both splits' figures: `exam` and `quiz` scores, higher is better.
+fn both_splits(exam: f64, quiz: f64) -> Report {
+    let mut r = scored(&[("score", exam, Better::Higher)]);
+    r.quiz_figures = vec![Figure {
+        key: "score".into(),
+        value: Some(quiz),
+        better: Better::Higher,
+    }];
+    r
+}
+
+async fn a_phase_ranks_by_its_scored_split(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let now = t.now();
+    let quiz_phase = t
+        .create_phase(
+            &f.challenge,
+            &NewPhase {
+                name: "validation".into(),
+                opens: now - Duration::days(1),
+                closes: now + Duration::days(30),
+                selection_closes: None,
+                quota: Quota::default(),
+                scored_split: Split::Quiz,
+                show_exam: false,
+                rule: Rule::Best,
+            },
+        )
+        .await
+        .unwrap();
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    let c = team(t, &f, "c").await;
+    // The same entries in both phases: a is best on the exam, b on the quiz; c's result
+    // has no quiz figures (as results stored before they were kept).
+    let mut ids = HashMap::new();
+    for (n, (phase, team, report)) in [
+        (f.phase.id, &a, both_splits(0.9, 0.1 + 0.2)),
+        (f.phase.id, &b, both_splits(0.5, 0.7)),
+        (f.phase.id, &c, scored(&[("score", 0.95, Better::Higher)])),
+        (quiz_phase.id, &a, both_splits(0.9, 0.1 + 0.2)),
+        (quiz_phase.id, &b, both_splits(0.5, 0.7)),
+        (
+            quiz_phase.id,
+            &c,
+            scored(&[("score", 0.95, Better::Higher)]),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut e = entry(team, &f, n as u32);
+        e.phase = phase;
+        let s = t.submit(&e).await.unwrap();
+        let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+        t.report(f.worker.id, j.attempt, &report).await.unwrap();
+        ids.insert((phase, team.id), s.id);
+        t.clock.advance(Duration::seconds(1));
+    }
+    // Both splits are stored, each exactly.
+    let r = t
+        .results(ids[&(quiz_phase.id, a.id)])
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(r.figures[0].value, Some(0.9));
+    assert_eq!(r.quiz_figures[0].value, Some(0.1 + 0.2));
+    let row = |l: &Leaderboard| -> Vec<(String, Option<f64>)> {
+        l.rows
+            .iter()
+            .map(|r| (r.team_name.clone(), r.figures[0].value))
+            .collect()
+    };
+    let exam = t.leaderboard(f.phase.id).await.unwrap();
+    assert_eq!(exam.split, Split::Exam);
+    assert_eq!(
+        row(&exam),
+        [
+            ("c".to_owned(), Some(0.95)),
+            ("a".to_owned(), Some(0.9)),
+            ("b".to_owned(), Some(0.5))
+        ]
+    );
+    let quiz = t.leaderboard(quiz_phase.id).await.unwrap();
+    assert_eq!(quiz.split, Split::Quiz);
+    assert_eq!(
+        row(&quiz),
+        [
+            ("b".to_owned(), Some(0.7)),
+            ("a".to_owned(), Some(0.1 + 0.2))
+        ]
+    );
+    // Final entries and publication rank by the same split; c has no quiz result.
+    let fin = t.final_leaderboard(quiz_phase.id).await.unwrap();
+    assert_eq!(row(&fin), row(&quiz));
+    let blockers = t.publish_blockers(quiz_phase.id).await.unwrap();
+    assert_eq!(
+        blockers,
+        [PublishBlocker::NoExamResult {
+            submission: ids[&(quiz_phase.id, c.id)],
+            team: c.id
+        }]
+    );
+    t.set_team_hidden(c.id, true, Some("test")).await.unwrap();
+    let p = t.publish(quiz_phase.id, None).await.unwrap();
+    assert_eq!(p.board.split, Split::Quiz);
+    assert_eq!(row(&p.board), row(&quiz));
+    assert_eq!(
+        t.publication(quiz_phase.id, Some(1))
+            .await
+            .unwrap()
+            .unwrap()
+            .board,
+        p.board
+    );
+    // Rescoring gives c its quiz figures: it joins the quiz board.
+    let key = AttemptKey {
+        submission: ids[&(quiz_phase.id, c.id)],
+        number: 1,
+    };
+    t.set_team_hidden(c.id, false, None).await.unwrap();
+    t.replace_result(key, &both_splits(0.95, 0.8))
+        .await
+        .unwrap();
+    assert_eq!(
+        row(&t.leaderboard(quiz_phase.id).await.unwrap()),
+        [
+            ("c".to_owned(), Some(0.8)),
+            ("b".to_owned(), Some(0.7)),
+            ("a".to_owned(), Some(0.1 + 0.2))
+        ]
+    );
 }

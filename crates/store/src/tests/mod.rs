@@ -120,6 +120,7 @@ pub(crate) fn scored(figures: &[(&str, f64, Better)]) -> Report {
                 better: b,
             })
             .collect(),
+        quiz_figures: Vec::new(),
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
@@ -134,6 +135,7 @@ pub(crate) fn failed() -> Report {
         result_json: Some(r#"{"verdict":"failed"}"#.into()),
         private_json: None,
         figures: vec![],
+        quiz_figures: Vec::new(),
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: None,
@@ -148,6 +150,7 @@ pub(crate) fn judge_error() -> Report {
         result_json: None,
         private_json: None,
         figures: vec![],
+        quiz_figures: Vec::new(),
         scorer_version: "score 0.1.0".into(),
         judge_version: "judge 0.1.0".into(),
         message: Some("disk full".into()),

@@ -128,6 +128,7 @@ async fn rescoring_is_applied_whole_or_not_at_all(t: &TestStore) {
             result: r.id,
             attempt: k,
             before: r.figures.clone(),
+            before_quiz: r.quiz_figures.clone(),
             report,
         }
     };
@@ -255,4 +256,106 @@ async fn fills_results_stored_before_it(backend: Backend) {
     assert_eq!(r.manifest_sha256, Some(c.manifest.sha256()));
     assert_eq!(r.warnings, Vec::<String>::new());
     assert_eq!(r.runtime_lock, None);
+}
+
+/// Migration 0005 on figures stored before it: they are the exam's (workers reported
+/// only those), and the leaderboard of an exam-scored phase still ranks by them.
+mod migration_0005 {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sqlite() {
+        keeps_old_figures_as_the_exams(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres() {
+        keeps_old_figures_as_the_exams(Backend::Postgres).await;
+    }
+}
+
+async fn keeps_old_figures_as_the_exams(backend: Backend) {
+    let t = TestStore::at(backend, Some(3)).await;
+    let f = fixture(&t, Quota::default(), Rule::Best).await;
+    let a = team(&t, &f, "a").await;
+    let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    let c = t.challenge(&f.challenge).await.unwrap();
+    // A result and its figures as the schema before 0005 stored them.
+    let rid = ResultId::new();
+    let mut tx = t.store.db.write().await.unwrap();
+    tx.execute(
+        "UPDATE attempts SET ended_at = 1, outcome = 'scored' WHERE submission_id = $1",
+        crate::db::args![s.id],
+    )
+    .await
+    .unwrap();
+    tx.execute(
+        "UPDATE submissions SET state = 'scored' WHERE id = $1",
+        crate::db::args![s.id],
+    )
+    .await
+    .unwrap();
+    tx.execute(
+        "INSERT INTO results (id, submission_id, attempt, outcome, result_json, \
+         private_json, scorer_version, judge_version, created_at, definition_sha256, \
+         manifest_sha256, entry_sha256) \
+         VALUES ($1, $2, $3, 'scored', '{}', NULL, 'score 0.1.0', '0.1.0', 0, $4, $5, $6)",
+        crate::db::args![
+            rid,
+            s.id,
+            i64::from(j.attempt.number),
+            c.definition_sha256.clone(),
+            c.manifest.sha256(),
+            s.entry_sha256.clone()
+        ],
+    )
+    .await
+    .unwrap();
+    for (position, key, value, better) in [
+        (0_i64, "score", 0.30000000000000004, "higher"),
+        (1, "cost", 12.5, "lower"),
+    ] {
+        tx.execute(
+            "INSERT INTO result_figures (result_id, position, key, value, better) \
+             VALUES ($1, $2, $3, $4, $5)",
+            crate::db::args![rid, position, key, Some(value), better],
+        )
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    crate::migrate(&t.store.db, None).await.unwrap();
+    let r = t.results(s.id).await.unwrap().remove(0);
+    let keys: Vec<_> = r
+        .figures
+        .iter()
+        .map(|f| (f.key.as_str(), f.value))
+        .collect();
+    assert_eq!(
+        keys,
+        [("score", Some(0.30000000000000004)), ("cost", Some(12.5))]
+    );
+    assert_eq!(r.quiz_figures, Vec::<Figure>::new());
+    let board = t.leaderboard(f.phase.id).await.unwrap();
+    assert_eq!(board.rows.len(), 1);
+    assert_eq!(board.rows[0].figures, r.figures);
+    // The new keys: a split may repeat the other's keys, not its own.
+    let mut tx = t.store.db.write().await.unwrap();
+    tx.execute(
+        "INSERT INTO result_figures (result_id, split, position, key, value, better) \
+         VALUES ($1, 'quiz', 0, 'score', 0.5, 'higher')",
+        crate::db::args![rid],
+    )
+    .await
+    .unwrap();
+    let e = tx
+        .execute(
+            "INSERT INTO result_figures (result_id, split, position, key, value, better) \
+             VALUES ($1, 'quiz', 1, 'score', 0.5, 'higher')",
+            crate::db::args![rid],
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_unique_violation(), "{e}");
 }
