@@ -41,11 +41,21 @@ pub const EXAM_OUTPUTS: &str = "private/exam-outputs";
 /// Where it keeps the organiser's full exam score report.
 pub const EXAM_SCORE: &str = "private/exam-score.json";
 
+/// Where a result folder keeps the quiz's outputs (the participant's).
+pub const QUIZ_OUTPUTS: &str = "outputs/quiz";
+/// Where a stream challenge keeps the quiz's full session log when the participant's
+/// copy (in [`QUIZ_OUTPUTS`]) hides the labels.
+pub const QUIZ_SESSION: &str = "private/quiz-session.json";
+
 /// A result folder scored again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rescored {
     /// The organiser's full report (what `private/exam-score.json` holds).
     pub report: Value,
+    /// The quiz's full report scored again from the quiz outputs the run kept, when it
+    /// kept any (what `private/quiz-score.json`, or with revealed labels the quiz report
+    /// of `result.json`, holds): a quiz-scored phase ranks by its numbers.
+    pub quiz_report: Option<Value>,
     /// The participant's view (what `result.json`'s `exam_score` holds).
     pub exam_score: ExamScore,
     /// The warnings of these outputs ([`warnings`]).
@@ -54,49 +64,74 @@ pub struct Rescored {
 
 /// Scores the exam outputs kept in the result folder `out` again, against the
 /// reference in `data`, with this judge's scorer: the same function and the same exam
-/// split as the run's score stage. `None` when the folder has no exam outputs to score
-/// (the run never got to the exam).
+/// split as the run's score stage; and the quiz outputs it kept, as the run's quiz
+/// stage scored them. `None` when the folder has no exam outputs to score (the run
+/// never got to the exam).
 pub fn score_result_folder(
     challenge: &Challenge,
     data: &Path,
     out: &Path,
 ) -> Result<Option<Rescored>, JudgeError> {
     let taken = out.join(EXAM_OUTPUTS);
-    if !taken.is_dir() {
-        return Ok(None);
-    }
-    let summary = match challenge.scorer {
-        ScorerId::Itr => {
-            let path = taken.join("session.json");
-            if !path.is_file() {
-                return Ok(None);
-            }
-            let session = read_json(&path)?;
-            Some(itr_again(challenge, &session, &path)?)
-        }
-        _ => {
-            let dataset = Dataset::open(challenge.layout, data)?;
-            let splits = dataset.split(&challenge.split, &challenge.id)?;
-            let mut records: Vec<RecordStatus> = Vec::new();
-            crate::pipeline::score::score_outputs(
-                challenge,
-                data,
-                &splits.exam,
-                &taken,
-                &mut records,
-            )?
-        }
-    };
-    let Some(summary) = summary else {
+    let Some(summary) = score_split(challenge, data, &taken, &taken.join("session.json"), false)?
+    else {
         return Ok(None);
     };
+    let quiz_session = if out.join(QUIZ_SESSION).is_file() {
+        out.join(QUIZ_SESSION)
+    } else {
+        out.join(QUIZ_OUTPUTS).join("session.json")
+    };
+    let quiz_report = score_split(
+        challenge,
+        data,
+        &out.join(QUIZ_OUTPUTS),
+        &quiz_session,
+        true,
+    )?
+    .map(|s| s.report);
     let exam_score = crate::visibility::exam_view(challenge, &summary.report);
     let warnings = warnings_of(challenge, &summary.report, &taken);
     Ok(Some(Rescored {
         report: summary.report,
+        quiz_report,
         exam_score,
         warnings,
     }))
+}
+
+/// Scores one split's kept outputs (`taken`; a stream challenge's session log
+/// `session`) against the reference in `data`, with the same function and split as the
+/// run's quiz or score stage. `None` when the run kept nothing of that split.
+fn score_split(
+    challenge: &Challenge,
+    data: &Path,
+    taken: &Path,
+    session: &Path,
+    quiz: bool,
+) -> Result<Option<crate::result::ScoreSummary>, JudgeError> {
+    if !taken.is_dir() {
+        return Ok(None);
+    }
+    match challenge.scorer {
+        ScorerId::Itr => {
+            if !session.is_file() {
+                return Ok(None);
+            }
+            let log = read_json(session)?;
+            Ok(Some(itr_again(challenge, &log, session)?))
+        }
+        _ => {
+            let dataset = Dataset::open(challenge.layout, data)?;
+            let splits = dataset.split(&challenge.split, &challenge.id)?;
+            let items = if quiz { &splits.quiz } else { &splits.exam };
+            if items.is_empty() {
+                return Ok(None);
+            }
+            let mut records: Vec<RecordStatus> = Vec::new();
+            crate::pipeline::score::score_outputs(challenge, data, items, taken, &mut records)
+        }
+    }
 }
 
 fn read_json(path: &Path) -> Result<Value, JudgeError> {

@@ -154,6 +154,14 @@ fn four_challenges_from_four_threads() {
                 .unwrap_or_else(|| panic!("{id}: no exam outputs to rescore"));
         assert_eq!(again.report, full, "{id}: rescored report");
         assert_eq!(Some(&again.exam_score), r.exam_score.as_ref(), "{id}");
+        // The quiz's kept outputs too: the run's own full quiz report (private when
+        // the quiz's labels are hidden, else the one in result.json).
+        let quiz = std::fs::read_to_string(outs.path().join(id).join("private/quiz-score.json"))
+            .ok()
+            .map(|t| serde_json::from_str::<serde_json::Value>(&t).unwrap())
+            .or_else(|| r.quiz_score.as_ref().map(|s| s.report.clone()));
+        assert_eq!(quiz.is_some(), r.split.quiz > 0, "{id}: quiz scored");
+        assert_eq!(again.quiz_report, quiz, "{id}: rescored quiz report");
         assert_eq!(again.warnings, Vec::<String>::new(), "{id}");
     }
     assert!(

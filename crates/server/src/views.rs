@@ -675,6 +675,10 @@ pub struct LeaderboardView {
     pub rule: RuleName,
     /// Each team's selected (else best) submission, not the rule's choice.
     pub final_entries: bool,
+    /// The split whose ranking numbers rank it: the phase's scored split. `exam`
+    /// figures are shown at the challenge's precision to all but organisers; `quiz`
+    /// figures exactly (docs/service.md, "Visibility").
+    pub split: SplitName,
     /// The ranking numbers and their direction, the first the one ranked by.
     pub ranking: Vec<RankingView>,
     /// Set while the phase ranks by hidden exam scores: the rows appear then.
@@ -776,8 +780,15 @@ pub struct RescoreChangeView {
     pub attempt: u32,
     /// The result replaced.
     pub result: Uuid,
+    /// The exam's ranking numbers before and after.
     pub before: BTreeMap<String, Option<f64>>,
     pub after: BTreeMap<String, Option<f64>>,
+    /// The quiz's ranking numbers before and after (what a quiz-scored phase ranks by;
+    /// empty before for results stored before they were kept).
+    #[serde(default)]
+    pub quiz_before: BTreeMap<String, Option<f64>>,
+    #[serde(default)]
+    pub quiz_after: BTreeMap<String, Option<f64>>,
     pub scorer_before: String,
     pub scorer_after: String,
     pub warnings: Vec<String>,
@@ -843,6 +854,8 @@ impl RescoreView {
                     result: c.result.0,
                     before: figures_map(&c.before),
                     after: figures_map(&c.report.figures),
+                    quiz_before: figures_map(&c.before_quiz),
+                    quiz_after: figures_map(&c.report.quiz_figures),
                     scorer_before: before_scorers.get(&c.result.0).cloned().unwrap_or_default(),
                     scorer_after: c.report.scorer_version.clone(),
                     warnings: c.report.warnings.clone(),

@@ -16,7 +16,7 @@ both!(
     publishing_checks_and_versions,
     rescoring_stored_outputs,
     leaderboards_combine_current_versions_only,
-    a_quiz_phase_leaks_no_exam_figure
+    a_quiz_phase_ranks_by_quiz_figures_and_leaks_no_exam_figure
 );
 
 async fn publishing_checks_and_versions(b: Backend) {
@@ -185,6 +185,15 @@ fn real_data(h: &Harness) -> Vec<String> {
     exam.into_iter().map(|i| i.id).collect()
 }
 
+/// The quiz records of the data [`real_data`] wrote.
+fn quiz_records(h: &Harness) -> Vec<String> {
+    let c = judge::Challenge::built_in("cinc2017").unwrap();
+    let d = judge::dataset::Dataset::open(c.layout, h.data.path()).unwrap();
+    let quiz = d.split(&c.split, &c.id).unwrap().quiz;
+    assert!(!quiz.is_empty(), "no quiz records");
+    quiz.into_iter().map(|i| i.id).collect()
+}
+
 async fn rescoring_stored_outputs(b: Backend) {
     let h = Harness::start(b).await;
     let exam = real_data(&h);
@@ -203,6 +212,13 @@ async fn rescoring_stored_outputs(b: Backend) {
     std::fs::create_dir_all(dir.join("private/exam-outputs")).unwrap();
     let answers: String = exam.iter().map(|r| format!("{r},N\n")).collect();
     std::fs::write(dir.join("private/exam-outputs/answers.txt"), answers).unwrap();
+    // And the quiz outputs (the participant's copy): rescoring recomputes both splits.
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    let answers: String = quiz_records(&h)
+        .iter()
+        .map(|r| format!("{r},A\n"))
+        .collect();
+    std::fs::write(dir.join("outputs/quiz/answers.txt"), answers).unwrap();
 
     let rescore = "/api/v1/challenges/cinc2017/rescore";
     let why = json!({"reason": "the F1 of ~ was wrong"});
@@ -227,6 +243,9 @@ async fn rescoring_stored_outputs(b: Backend) {
     assert_eq!(changes[0]["before"]["score"], 0.812);
     let after = changes[0]["after"]["score"].as_f64().unwrap();
     assert!(after != 0.812 && after.is_finite(), "{after}");
+    assert_eq!(changes[0]["quiz_before"]["score"], 0.7, "{r:?}");
+    let quiz_after = changes[0]["quiz_after"]["score"].as_f64().unwrap();
+    assert!(quiz_after != 0.7 && quiz_after.is_finite(), "{quiz_after}");
     assert!(
         changes[0]["warnings"][0]
             .as_str()
@@ -296,6 +315,10 @@ async fn rescoring_stored_outputs(b: Backend) {
     let results = h.t.results(key.submission).await.unwrap();
     assert_eq!(results.iter().filter(|r| r.replaced).count(), 1);
     assert!(results.iter().any(|r| !r.replaced && r.rescore.is_some()));
+    // Both splits' figures of the live result are the rescoring's, exactly.
+    let live = results.iter().find(|r| !r.replaced).unwrap();
+    assert_eq!(live.figures[0].value, Some(after));
+    assert_eq!(live.quiz_figures[0].value, Some(quiz_after));
     // The leaderboard follows at once: applying dropped the cached board (well within
     // the cache's 1 s lifetime).
     let lb = h
@@ -434,31 +457,98 @@ async fn leaderboards_combine_current_versions_only(b: Backend) {
 /// The ranking numbers are the exam's in every phase: one that names the quiz as its
 /// split still rounds them for the public, and withholds them while it hides exam
 /// scores.
-async fn a_quiz_phase_leaks_no_exam_figure(b: Backend) {
+async fn a_quiz_phase_ranks_by_quiz_figures_and_leaks_no_exam_figure(b: Backend) {
     let h = Harness::start(b).await;
     h.challenge().await;
     let now = h.now();
-    for (name, show) in [("shown", true), ("hidden", false)] {
+    for (name, split, show) in [
+        ("shown", "exam", true),
+        ("hidden", "exam", false),
+        ("validation", "quiz", true),
+        ("blind", "quiz", false),
+    ] {
         let a = h
             .post(
                 Some(&h.organiser),
                 "/api/v1/challenges/cinc2017/phases",
                 json!({"name": name, "opens": now - Duration::days(1),
-                       "closes": now + Duration::days(30), "scored_split": "quiz",
+                       "closes": now + Duration::days(30), "scored_split": split,
                        "show_exam": show, "rule": "best"}),
             )
             .await;
         assert_eq!(a.status, 201, "{a:?}");
     }
     let (_, alice) = h.participant("alice").await;
+    let (_, bob) = h.participant("bob").await;
     h.team(&alice, "Alpha").await;
-    for phase in ["shown", "hidden"] {
-        let a = h
-            .upload(&alice, "cinc2017", &format!("?phase={phase}"), good_entry())
-            .await;
-        assert_eq!(a.status, 201, "{a:?}");
-        judge_next(&h, 0.812_345_678).await;
+    h.team(&bob, "Beta").await;
+    // Alpha is better on the exam, Beta on the quiz.
+    for phase in ["shown", "hidden", "validation", "blind"] {
+        for (token, exam, quiz) in [
+            (&alice, 0.812_345_678, 0.612_345_678_9),
+            (&bob, 0.5, 0.712_345_678_9),
+        ] {
+            let a = h
+                .upload(token, "cinc2017", &format!("?phase={phase}"), good_entry())
+                .await;
+            assert_eq!(a.status, 201, "{a:?}");
+            judge_next_split(&h, exam, quiz).await;
+        }
     }
+    // A quiz-scored phase ranks by the quiz's figures, shown exactly to everyone (each
+    // team sees its own quiz report in full); no exam figure appears, whether the phase
+    // shows exam scores or not.
+    for phase in ["validation", "blind"] {
+        for token in [None, Some(alice.as_str()), Some(h.organiser.as_str())] {
+            let lb = h
+                .get(
+                    token,
+                    &format!("/api/v1/challenges/cinc2017/leaderboard?phase={phase}"),
+                )
+                .await;
+            assert_eq!(lb.status, 200, "{lb:?}");
+            assert_eq!(lb.json["split"], "quiz", "{lb:?}");
+            let rows: Vec<_> = lb.json["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r["team"].clone(), r["score"].clone()))
+                .collect();
+            assert_eq!(
+                rows,
+                [
+                    (json!("Beta"), json!(0.712_345_678_9)),
+                    (json!("Alpha"), json!(0.612_345_678_9))
+                ],
+                "{phase}: {lb:?}"
+            );
+            assert!(!lb.text.contains("0.812"), "{}", lb.text);
+        }
+    }
+    // Its final leaderboard and publication rank by the quiz too.
+    let fin = h
+        .get(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/leaderboard?phase=validation&board=final",
+        )
+        .await;
+    assert_eq!(fin.json["rows"][0]["team"], "Beta", "{fin:?}");
+    let p = h
+        .post(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/publish",
+            json!({"phase": "validation"}),
+        )
+        .await;
+    assert_eq!(p.status, 201, "{p:?}");
+    assert_eq!(p.json["split"], "quiz", "{p:?}");
+    assert_eq!(p.json["rows"][0]["score"], 0.712_345_678_9, "{p:?}");
+    // An exam-scored phase ranks by the exam's, rounded for all but organisers.
+    let lb = h
+        .get(None, "/api/v1/challenges/cinc2017/leaderboard?phase=shown")
+        .await;
+    assert_eq!(lb.json["split"], "exam", "{lb:?}");
+    assert_eq!(lb.json["rows"][0]["team"], "Alpha", "{lb:?}");
     let lb = h
         .get(None, "/api/v1/challenges/cinc2017/leaderboard?phase=shown")
         .await;
@@ -491,4 +581,5 @@ async fn a_quiz_phase_leaks_no_exam_figure(b: Backend) {
         )
         .await;
     assert_eq!(o.json["rows"][0]["score"], 0.812_345_678, "{o:?}");
+    assert!(!o.text.contains("0.7123"), "{}", o.text);
 }

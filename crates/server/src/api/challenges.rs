@@ -477,25 +477,26 @@ pub(crate) async fn leaderboard_view(
         published,
         rule: data.rule.into(),
         final_entries: data.final_entries,
+        split: data.split.into(),
         ranking: ranking(&j),
         hidden_until: None,
         withheld: None,
         rows: Vec::new(),
     };
-    // A phase that hides exam scores shows teams no exam figure but its published
-    // final entries' (docs/service.md, "Publishing"): before it closes, nothing; after,
-    // the published leaderboard only.
-    // The ranking numbers are the exam's whatever split the phase names (a worker
-    // reports `exam_score.ranking`): so a phase that hides exam scores withholds them,
-    // and they are rounded for everyone but organisers, in a quiz-scored phase too.
-    let hides_exam = !phase.show_exam;
+    // The board ranks by the figures of its split (the phase's scored split; a
+    // publication keeps the split it was made with). A phase that hides exam scores
+    // shows teams no exam figure but its published final entries' (docs/service.md,
+    // "Publishing"): before it closes, nothing; after, the published leaderboard only.
+    let exam = data.split == store::Split::Exam;
+    let hides_exam = exam && !phase.show_exam;
     if hides_exam && !organiser && board != BoardName::Published {
         let now = app.store.now();
         if now < phase.closes {
             view.hidden_until = Some(phase.closes);
         }
         view.withheld = Some(
-            "this phase shows exam scores to teams only on its published leaderboard              (?board=published)"
+            "this phase shows exam scores to teams only on its published leaderboard \
+             (?board=published)"
                 .to_owned(),
         );
         return Ok(view);
@@ -503,9 +504,11 @@ pub(crate) async fn leaderboard_view(
     // An exam's figures to anyone but organisers at the challenge's precision: at full
     // precision a leaderboard is the same label-recovery channel as a result
     // (docs/judge.md, "Why so little"). The stored figures stay exact, and ranks come
-    // from them.
+    // from them. A quiz's figures are shown exactly: each team sees its own quiz
+    // report in full anyway, and another team's quiz score tells nothing of the labels
+    // that the team's own does not (docs/service.md, "Visibility").
     let shown = |v: Option<f64>| match v {
-        Some(x) if !organiser => Some(judge::visibility::round_to(x, j.score_precision)),
+        Some(x) if exam && !organiser => Some(judge::visibility::round_to(x, j.score_precision)),
         v => v,
     };
     for row in &data.rows {

@@ -54,17 +54,17 @@ pub(crate) async fn publish(
     Ok((StatusCode::CREATED, Json(view)))
 }
 
-/// The figures of a rescored result: the keys and directions of the ranking, each value
-/// exactly as the scorer wrote it (never the rounded view), as a worker reports them.
-fn figures(again: &judge::rescore::Rescored) -> Vec<Figure> {
+/// The figures of a rescored result from one split's full report (`report`): the keys
+/// and directions of the ranking, each value exactly as the scorer wrote it (never the
+/// rounded view), as a worker reports them.
+fn figures(again: &judge::rescore::Rescored, report: &Value) -> Vec<Figure> {
     again
         .exam_score
         .ranking
         .iter()
         .map(|n| Figure {
             key: n.key.clone(),
-            value: again
-                .report
+            value: report
                 .get(&n.key)
                 .and_then(Value::as_f64)
                 .filter(|v| v.is_finite()),
@@ -77,8 +77,8 @@ fn figures(again: &judge::rescore::Rescored) -> Vec<Figure> {
 }
 
 /// The new result of a stored one scored again: the same run (its `result.json` with
-/// the new exam view and score), the new private report, figures and warnings, this
-/// scorer's version.
+/// the new exam view and score), the new private report, both splits' figures and
+/// warnings, this scorer's version.
 fn rescored_report(old: &store::ResultRecord, again: &judge::rescore::Rescored) -> Report {
     let result_json = old.result_json.as_deref().and_then(|t| {
         let mut r: judge::EvalResult = serde_json::from_str(t).ok()?;
@@ -90,8 +90,13 @@ fn rescored_report(old: &store::ResultRecord, again: &judge::rescore::Rescored) 
         outcome: Outcome::Scored,
         result_json: result_json.or_else(|| old.result_json.clone()),
         private_json: serde_json::to_string(&again.report).ok(),
-        figures: figures(again),
-        quiz_figures: Vec::new(),
+        figures: figures(again, &again.report),
+        // The run kept no quiz outputs to score again (its quiz had no records): the
+        // quiz's figures stay as they were.
+        quiz_figures: match &again.quiz_report {
+            Some(q) => figures(again, q),
+            None => old.quiz_figures.clone(),
+        },
         scorer_version: judge::rescore::SCORER_VERSION.to_owned(),
         judge_version: old.judge_version.clone(),
         message: None,
@@ -159,6 +164,7 @@ pub(crate) async fn rescore(
                 Ok(Some(again)) => {
                     let report = rescored_report(&old, &again);
                     let same = report.figures == old.figures
+                        && report.quiz_figures == old.quiz_figures
                         && report.warnings == old.warnings
                         && report.scorer_version == old.scorer_version
                         && report
@@ -174,6 +180,7 @@ pub(crate) async fn rescore(
                             result: old.id,
                             attempt: key,
                             before: old.figures.clone(),
+                            before_quiz: old.quiz_figures.clone(),
                             report,
                         });
                     }

@@ -324,6 +324,12 @@ pub fn scored_result() -> Value {
 /// Takes the next job as a worker and reports it scored (0.812, with `scored_result`),
 /// writing the result folder's logs as a worker would.
 pub async fn judge_next(h: &Harness, score: f64) -> store::AttemptKey {
+    judge_next_split(h, score, 0.7).await
+}
+
+/// [`judge_next`] with the exam's score `score` and the quiz's `quiz` (in the quiz
+/// report of `result.json`, as the judge writes it when quiz labels are revealed).
+pub async fn judge_next_split(h: &Harness, score: f64, quiz: f64) -> store::AttemptKey {
     let (worker, _) = match h.t.workers().await.unwrap().into_iter().next() {
         Some(w) => (w, ()),
         None => (h.t.create_worker("w1").await.unwrap().0, ()),
@@ -341,6 +347,8 @@ pub async fn judge_next(h: &Harness, score: f64) -> store::AttemptKey {
     let mut result = scored_result();
     result["exam_score"]["ranking"][0]["value"] = json!(score);
     result["score"] = json!(score);
+    result["quiz_score"]["score"] = json!(quiz);
+    result["quiz_score"]["report"]["score"] = json!(quiz);
     h.t.report(
         worker.id,
         job.attempt,
@@ -353,7 +361,11 @@ pub async fn judge_next(h: &Harness, score: f64) -> store::AttemptKey {
                 value: Some(score),
                 better: store::Better::Higher,
             }],
-            quiz_figures: Vec::new(),
+            quiz_figures: vec![store::Figure {
+                key: "score".into(),
+                value: Some(quiz),
+                better: store::Better::Higher,
+            }],
             scorer_version: "score 0.1.0".into(),
             judge_version: "judge 0.1.0".into(),
             message: None,
