@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::platform::{Backend, Served, Site, cgroups_of, is_final, processes_of, work_folders};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 const CHALLENGE: &str = "cinc2017-e2e";
 
@@ -451,11 +451,23 @@ fn end_to_end(backend: Backend, slot: u32) {
     duplicate_reports_are_refused(&site, &a_good);
 
     // Every figure against `physiojudge evaluate --json` of the same entry and data.
-    for (entry, row, org_row) in [
-        (&good, &rows[0], &organiser["rows"][0]),
-        (&trivial, &rows[1], &organiser["rows"][1]),
+    for (entry, row, org_row, id) in [
+        (&good, &rows[0], &organiser["rows"][0], &a_good),
+        (&trivial, &rows[1], &organiser["rows"][1], &b_trivial),
     ] {
         let (r, private, exam_ids) = evaluate(&def_file, entry, &data, slot);
+        // Both splits are stored, each exactly as the scorer wrote it: the exam's as in
+        // the private exam report, the quiz's as in the quiz report (what a
+        // quiz-scored phase ranks by).
+        let (exam_stored, quiz_stored) = stored_figures(&site, id);
+        let quiz_report = &r["quiz_score"]["report"];
+        assert!(!quiz_stored.is_empty(), "no quiz figures stored: {r}");
+        for (key, value) in &quiz_stored {
+            assert_eq!(value, &quiz_report[key], "quiz {key}: {quiz_report}");
+        }
+        for (key, value) in &exam_stored {
+            assert_eq!(value, &private[key], "exam {key}: {private}");
+        }
         assert_eq!(r["verdict"], "scored", "{r}");
         assert_eq!(r["exam_score"]["precision"], json!(precision));
         let ranking = r["exam_score"]["ranking"].as_array().unwrap();
@@ -480,6 +492,37 @@ fn end_to_end(backend: Backend, slot: u32) {
             }
         }
     }
+}
+
+/// The stored ranking numbers of both splits of a submission's live result, by key:
+/// (exam, quiz).
+type SplitFigures = (Map<String, Value>, Map<String, Value>);
+
+/// Reads the live result's figures of each split straight from the site's store.
+fn stored_figures(site: &Site, id: &str) -> SplitFigures {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = match &site.pg {
+            Some(pg) => store::Store::connect(&pg.url).await.unwrap(),
+            None => store::Store::open(site.state.path()).await.unwrap(),
+        };
+        let submission: store::SubmissionId = id.parse().unwrap();
+        let live = store
+            .results(submission)
+            .await
+            .unwrap()
+            .into_iter()
+            .rfind(|r| !r.replaced && r.outcome == store::Outcome::Scored)
+            .expect("a live scored result");
+        store.close().await;
+        let map = |f: &[store::Figure]| -> Map<String, Value> {
+            f.iter().map(|f| (f.key.clone(), json!(f.value))).collect()
+        };
+        (map(&live.figures), map(&live.quiz_figures))
+    })
 }
 
 /// Opens the site's store and reports for the good entry's two attempts as the local
