@@ -7,7 +7,9 @@
 //! the function the quiz and score stages call; the stream challenge's ITR report,
 //! `pipeline::stream::itr_report`), never a copy of it. It reads what the run kept:
 //! the exam's outputs (`private/exam-outputs/`, a stream challenge's session log there),
-//! and the reference in the challenge's data folder.
+//! the quiz's (`outputs/quiz/`; a stream challenge's full quiz session log in
+//! `private/quiz-session.json` when the participant's copy hides labels), and the
+//! reference in the challenge's data folder.
 
 use std::path::Path;
 

@@ -691,8 +691,9 @@ pub enum PublishBlocker {
         team: TeamId,
         state: State,
     },
-    /// A team's final entry has no exam result (no ranking number, or none made under
-    /// the phase's current definition, data and scorer).
+    /// A team's final entry has no result to rank by (no ranking number of the phase's
+    /// scored split, or none made under the phase's current definition, data and
+    /// scorer). Named for the usual case, an exam-scored phase.
     NoExamResult {
         submission: SubmissionId,
         team: TeamId,
@@ -707,7 +708,8 @@ impl fmt::Display for PublishBlocker {
             } => write!(f, "submission {submission} is {state}"),
             PublishBlocker::NoExamResult { submission, .. } => write!(
                 f,
-                "final entry {submission} has no exam result under the current versions"
+                "final entry {submission} has no result with ranking numbers of the phase's \
+                 scored split under the current versions"
             ),
         }
     }

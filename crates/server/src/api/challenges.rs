@@ -349,8 +349,9 @@ pub(crate) struct LeaderboardQuery {
 
 /// A phase's leaderboard: `live` is each team's best (or latest) scored submission,
 /// ranked by the first ranking number; `final` each team's selected (else best) one;
-/// `published` the fixed snapshot the organiser published (404 until then). An exam's
-/// figures are shown at the challenge's precision (exactly as stored for organisers).
+/// `published` the fixed snapshot the organiser published (404 until then). The board
+/// ranks by the phase's scored split (`split`). An exam's figures are shown at the
+/// challenge's precision (exactly as stored for organisers); a quiz's exactly.
 /// In a phase that hides exam scores (`show_exam = false`) only organisers see the
 /// live and final rows; everyone sees the published ones.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", tag = "challenges",

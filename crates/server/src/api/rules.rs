@@ -20,10 +20,11 @@ use crate::views::{
 };
 
 /// An organiser publishes a phase's final leaderboard: each team's selected submission,
-/// or its best scored one if it selected none, with their exam scores, kept as a fixed
-/// snapshot (a new version each time). Refused (409 `not_publishable`, with
-/// `blockers`) while any submission of the phase is queued, running or in `error`, or a
-/// final entry has no exam result under the phase's current versions.
+/// or its best scored one if it selected none, with their scores on the phase's scored
+/// split, kept as a fixed snapshot (a new version each time). Refused (409
+/// `not_publishable`, with `blockers`) while any submission of the phase is queued,
+/// running or in `error`, or a final entry has no result with ranking numbers of that
+/// split under the phase's current versions.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/publish", tag = "challenges",
     request_body = PublishRequest, security(("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id")),
