@@ -44,6 +44,8 @@ def summary(v, unit=1e3, u="ms"):
 def load():
     return "load average %.1f %.1f %.1f" % os.getloadavg()
 
+servers = []  # stopped at the end, whatever happens
+
 class Server:
     def __init__(self, name, workers):
         self.state = os.path.join(tmp, name)
@@ -54,6 +56,7 @@ class Server:
              "--workers", str(workers)],
             stdout=subprocess.PIPE, stderr=open(os.path.join(tmp, name + ".log"), "w"),
             text=True)
+        servers.append(self)
         line = self.proc.stdout.readline()
         self.host, self.port = line.split("http://")[1].split("/")[0].split(":")
         self.conn = http.client.HTTPConnection(self.host, int(self.port))
@@ -105,8 +108,9 @@ class Server:
             time.sleep(0.02)
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
 
 def at(h):
     return datetime.datetime.fromisoformat(h["at"].replace("Z", "+00:00")).timestamp()
@@ -205,5 +209,7 @@ try:
     if "2" in parts or "3" in parts:
         srv.stop()
 finally:
+    for s in servers:
+        s.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 PY
