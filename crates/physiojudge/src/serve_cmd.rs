@@ -28,6 +28,9 @@ pub struct ServeArgs {
     /// the number of CPUs; 0: none, the queue only fills).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Mark the web site's session cookie `Secure` (serve behind https only).
+    #[arg(long)]
+    pub secure_cookies: bool,
 }
 
 /// The store of a state folder, or of `--database`.
@@ -82,15 +85,24 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("listening on {}", a.listen))?;
         let addr = listener.local_addr().unwrap_or(a.listen);
+        // The web site serves its pages and passes the API's paths on to the API.
+        let site = web::Web::new(
+            store.clone(),
+            server.router(),
+            web::Config {
+                secure_cookies: a.secure_cookies,
+                ..web::Config::default()
+            },
+        );
         writeln!(
             out,
-            "physiojudge serving http://{addr}/api/v1 (state {})",
+            "physiojudge serving http://{addr}/ and http://{addr}/api/v1 (state {})",
             state.display()
         )?;
         out.flush()?;
         // SIGINT/SIGTERM end the process (main's signal thread): every record is a
         // committed transaction, and unfinished uploads are removed at the next start.
-        server.serve(listener).await.context("serving")?;
+        site.serve(listener).await.context("serving")?;
         store.close().await;
         Ok(())
     })

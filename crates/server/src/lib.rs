@@ -29,7 +29,7 @@ mod json;
 pub mod layout;
 mod metrics;
 mod upload;
-mod views;
+pub mod views;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -55,6 +55,7 @@ mod queue;
 mod submissions;
 mod teams;
 mod users;
+mod web;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -76,6 +77,7 @@ pub use error::Error;
 pub use manifest::Manifest;
 pub use model::*;
 pub use users::NewToken;
+pub use web::ScorePoint;
 
 use db::Db;
 
