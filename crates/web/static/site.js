@@ -40,7 +40,9 @@ function follow(el, id) {
         old.replaceWith(document.importNode(fresh, true));
         localTimes(el); elapsed(el);
       }
-      if (el.id === 'live' && FINAL.includes(to)) {
+      const fb = fresh && fresh.querySelector('[data-state]');
+      const now = fb ? fb.dataset.state : to;
+      if (el.id === 'live' && FINAL.includes(now)) {
         // the submission's own page: the stages, scores and logs are new as well
         const main = doc.querySelector('main');
         if (main) { document.querySelector('main').replaceWith(document.importNode(main, true)); init(document); }
@@ -89,13 +91,17 @@ function upload(root) {
         text.textContent = 'Uploading: ' + pc + '%';
       }
     });
-    xhr.upload.addEventListener('load', () => { text.textContent = 'Uploaded; the server is checking the archive…'; });
+    let sent = false;
+    xhr.upload.addEventListener('load', () => { sent = true; bar.value = 100; text.textContent = 'Uploaded; the server is checking the archive…'; });
     xhr.addEventListener('load', () => {
       const url = new URL(xhr.responseURL || form.action, location.href);
       if (url.pathname !== new URL(form.action, location.href).pathname) { location.assign(url.href); return; }
       const doc = new DOMParser().parseFromString(xhr.responseText, 'text/html');
       const main = doc.querySelector('main');
       if (main) { document.querySelector('main').replaceWith(document.importNode(main, true)); init(document); }
+      const nb = document.getElementById('progress');
+      const nt = document.getElementById('progress-text');
+      if (sent && nb && nt) { nb.hidden = false; nb.value = 100; nb.textContent = '100%'; nt.textContent = 'Uploaded (100%), then refused: the reason is above.'; }
       const r = document.getElementById('refusal');
       if (r) { r.tabIndex = -1; r.focus(); }
     });

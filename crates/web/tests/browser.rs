@@ -1,0 +1,589 @@
+//! The web site in a real browser: Debian's Chromium, headless, driven over
+//! chromedriver with `fantoccini`, against a real server over a real database (a
+//! SQLite file, and a fresh PostgreSQL database). The queue's worker is played by the
+//! store's own calls (take a job, report it), so each state change happens while the
+//! browser watches.
+//!
+//! Needs `chromium` and `chromedriver` (scripts/test.sh installs them). Without them
+//! the tests fail and say so, unless `PHYSIOJUDGE_SKIP_BROWSER=1`.
+//! `PHYSIOJUDGE_SCREENSHOTS=DIR` saves a screenshot of every page visited (the SQLite
+//! run), as docs/screenshots/ holds them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+use store::testing::TestStore;
+use store::{Backend, Role};
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// chromedriver on a free port and a headless Chromium session on it.
+async fn browser() -> Option<(Driver, Client)> {
+    let driver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(driver) = driver else {
+        if std::env::var_os("PHYSIOJUDGE_SKIP_BROWSER").is_some() {
+            eprintln!("skipped: no chromedriver (PHYSIOJUDGE_SKIP_BROWSER is set)");
+            return None;
+        }
+        panic!(
+            "the browser tests need chromium and chromedriver \
+             (apt-get install chromium chromium-driver; scripts/test.sh does it)"
+        );
+    };
+    let port = free_port();
+    let child = Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting chromedriver");
+    let child = Driver(child);
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                     "--window-size=1280,900"]
+        }),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(caps.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(c) => return Some((child, c)),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    panic!("chromedriver did not start on {url}");
+}
+
+/// The site over a store, on a free loopback port.
+struct Site {
+    t: TestStore,
+    base: String,
+    state: tempfile::TempDir,
+    data: tempfile::TempDir,
+    shots: Option<PathBuf>,
+}
+
+async fn site(backend: Backend) -> Site {
+    let t = TestStore::new(backend).await;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("a")).unwrap();
+    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
+    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
+    let mut config = server::Config::new(state.path());
+    config.events_poll = Duration::from_millis(100);
+    let api = server::Server::new(t.store.clone(), config).unwrap();
+    let site = web::Web::new(t.store.clone(), api.router(), web::Config::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(site.serve(listener));
+    let org = t
+        .create_user("org", Role::Organiser, Some("organiser pass"))
+        .await
+        .unwrap();
+    let _ = org;
+    let shots = match backend {
+        Backend::Sqlite => std::env::var_os("PHYSIOJUDGE_SCREENSHOTS").map(PathBuf::from),
+        Backend::Postgres => None,
+    };
+    Site {
+        t,
+        base: format!("http://{addr}"),
+        state,
+        data,
+        shots,
+    }
+}
+
+impl Site {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn shot(&self, c: &Client, name: &str) {
+        if let Some(dir) = &self.shots {
+            std::fs::create_dir_all(dir).unwrap();
+            let png = c.screenshot().await.unwrap();
+            std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+        }
+    }
+
+    /// Takes the next job as a worker would: the submission is `running`.
+    async fn take(&self) -> store::Job {
+        let worker = match self.t.workers().await.unwrap().into_iter().next() {
+            Some(w) => w,
+            None => self.t.create_worker("w1").await.unwrap().0,
+        };
+        self.t
+            .take_job(worker.id, Duration::from_secs(600), None)
+            .await
+            .unwrap()
+            .expect("a queued job")
+    }
+
+    /// Reports a taken job as the judge would have ended it.
+    async fn report(&self, job: &store::Job, result: Value, log: &str, score: Option<f64>) {
+        let worker = self.t.workers().await.unwrap().remove(0);
+        let dir = server::layout::result_dir(self.state.path(), job.attempt);
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        std::fs::write(dir.join("logs/quiz.log"), log).unwrap();
+        let outcome = if score.is_some() {
+            store::Outcome::Scored
+        } else {
+            store::Outcome::Failed
+        };
+        self.t
+            .report(
+                worker.id,
+                job.attempt,
+                &store::Report {
+                    outcome,
+                    result_json: Some(result.to_string()),
+                    private_json: score.map(|s| json!({"score": s}).to_string()),
+                    figures: score
+                        .map(|s| {
+                            vec![store::Figure {
+                                key: "score".into(),
+                                value: Some(s),
+                                better: store::Better::Higher,
+                            }]
+                        })
+                        .unwrap_or_default(),
+                    scorer_version: "score 0.1.0".into(),
+                    judge_version: "judge 0.1.0".into(),
+                    message: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn scored_result(score: f64) -> Value {
+    json!({
+        "challenge": "cinc2017", "entry": "entry.zip", "verdict": "scored", "score": score,
+        "split": {"training": 10, "quiz": 5, "exam": 5},
+        "stages": [
+            {"stage": "prep", "status": "passed", "wall_time_s": 0.5},
+            {"stage": "quiz", "status": "passed", "wall_time_s": 1.25,
+             "records": [{"record": "A0001", "state": "ok"}], "log": "logs/quiz.log"},
+            {"stage": "exam", "status": "passed", "wall_time_s": 3.0,
+             "counts": {"records": 5, "ok": 4, "failures": 1, "timeouts": 0, "defaulted": 0}},
+            {"stage": "score", "status": "passed", "wall_time_s": 0.0}
+        ],
+        "quiz_score": {"score": 0.7, "report": {"score": 0.7, "errors": ["A0003: no answer"]}},
+        "exam_score": {"precision": 3, "ranking": [{"key": "score", "value": score, "better": "higher"}]},
+        "judge_version": "judge 0.1.0"
+    })
+}
+
+fn failed_result() -> Value {
+    json!({
+        "challenge": "cinc2017", "entry": "entry.zip", "verdict": "failed",
+        "split": {"training": 10, "quiz": 5, "exam": 5},
+        "stages": [
+            {"stage": "prep", "status": "passed", "wall_time_s": 0.5},
+            {"stage": "quiz", "status": "failed", "wall_time_s": 0.8,
+             "reason": {"kind": "output", "record": "A0001", "problem": "answers.txt has no line for A0001"},
+             "log": "logs/quiz.log"},
+            {"stage": "exam", "status": "skipped", "why": "an earlier stage failed", "wall_time_s": 0.0}
+        ],
+        "judge_version": "judge 0.1.0"
+    })
+}
+
+fn zip(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, bytes) in files {
+        w.start_file(*name, options).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn good_entry() -> Vec<u8> {
+    zip(&[
+        ("setup.sh", b"#!/bin/sh\n"),
+        ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
+    ])
+}
+
+async fn text_of(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Waits (a guard against a hang, not a timing assertion) until `css`'s text holds
+/// `want`.
+async fn wait_text(c: &Client, css: &str, want: &str) -> String {
+    let mut last = String::new();
+    for _ in 0..300 {
+        if let Ok(e) = c.find(Locator::Css(css)).await
+            && let Ok(t) = e.text().await
+        {
+            if t.contains(want) {
+                return t;
+            }
+            last = t;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{css} never showed {want:?}; last {last:?}");
+}
+
+async fn fill(c: &Client, css: &str, value: &str) {
+    let e = c.find(Locator::Css(css)).await.unwrap();
+    e.clear().await.unwrap();
+    e.send_keys(value).await.unwrap();
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+async fn sign_in(c: &Client, s: &Site, name: &str, password: &str) {
+    c.goto(&s.url("/login")).await.unwrap();
+    fill(c, "#name", name).await;
+    fill(c, "#password", password).await;
+    click(c, "form.stack button[type=submit]").await;
+    wait_text(c, "header.site", name).await;
+}
+
+async fn sign_out(c: &Client) {
+    click(c, "header.site form button").await;
+    wait_text(c, "header.site", "Sign in").await;
+}
+
+/// No alert opened, and the page has only our own script element.
+async fn inert(c: &Client) {
+    assert!(c.get_alert_text().await.is_err(), "an alert opened");
+    let scripts = c
+        .execute("return document.scripts.length", vec![])
+        .await
+        .unwrap();
+    assert_eq!(scripts, json!(1), "a script element was injected");
+}
+
+/// The page fits `width` CSS pixels without scrolling sideways.
+async fn fits(c: &Client, width: u32) {
+    let r = c
+        .execute(
+            "return [window.innerWidth, document.documentElement.scrollWidth]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (inner, scroll) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+    assert_eq!(
+        inner,
+        u64::from(width),
+        "the viewport is not {width} px wide"
+    );
+    assert!(
+        scroll <= u64::from(width),
+        "{scroll} px wide at {width} px: {}",
+        c.current_url().await.unwrap()
+    );
+}
+
+const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+
+async fn the_whole_flow(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let now = s.t.now();
+
+    // An organiser signs in, creates a challenge and a phase in the console.
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url("/organiser")).await.unwrap();
+    fill(&c, "#c-id", "cinc2017").await;
+    fill(&c, "#c-title", "CinC 2017: AF classification").await;
+    fill(&c, "#c-def", "cinc2017").await;
+    fill(&c, "#c-data", s.data.path().to_str().unwrap()).await;
+    click(&c, "form[action='/organiser/challenges'] button").await;
+    wait_text(&c, "main", "Challenge cinc2017 created").await;
+    let opens = (now - chrono::Duration::days(1))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let closes = (now + chrono::Duration::days(30))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    fill(&c, "#p-name", "official").await;
+    c.execute(
+        "document.getElementById('p-opens').value = arguments[0]; \
+         document.getElementById('p-closes').value = arguments[1];",
+        vec![json!(opens), json!(closes)],
+    )
+    .await
+    .unwrap();
+    fill(&c, "#p-total", "10").await;
+    click(&c, "form[action='/organiser/phases'] button").await;
+    wait_text(&c, "main", "Phase official of cinc2017 added").await;
+    s.shot(&c, "organiser").await;
+    sign_out(&c).await;
+
+    // A participant signs up, forms a team with a hostile name.
+    c.goto(&s.url("/signup")).await.unwrap();
+    fill(&c, "#name", "alice").await;
+    fill(&c, "#password", "alice's password").await;
+    click(&c, "form.stack button").await;
+    wait_text(&c, "header.site", "alice").await;
+    s.shot(&c, "challenges").await;
+    c.goto(&s.url("/challenges/cinc2017")).await.unwrap();
+    wait_text(&c, "main", "physiojudge evaluate --challenge cinc2017").await;
+    s.shot(&c, "challenge").await;
+    c.goto(&s.url("/challenges/cinc2017/team")).await.unwrap();
+    fill(&c, "#team-name", HOSTILE).await;
+    click(&c, "form[action='/challenges/cinc2017/team'] button").await;
+    let h1 = wait_text(&c, "h1", "Team").await;
+    assert!(h1.contains(HOSTILE), "{h1}");
+    inert(&c).await;
+    s.shot(&c, "team").await;
+
+    // An invalid archive is refused in place, after an upload with progress.
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "10").await;
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.zip");
+    std::fs::write(&broken, b"this is not a zip archive at all").unwrap();
+    c.execute("window.stayed = true", vec![]).await.unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(broken.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    let refusal = wait_text(&c, "#refusal", "refused").await;
+    assert!(refusal.contains("nothing was charged"), "{refusal}");
+    let stayed = c
+        .execute(
+            "return window.stayed === true && document.getElementById('progress').value",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        stayed,
+        json!(100),
+        "the upload did not go through the script with progress"
+    );
+    s.shot(&c, "submit-refused").await;
+
+    // A good entry: queued, then running and scored while the page watches.
+    let good = dir.path().join("entry.zip");
+    std::fs::write(&good, good_entry()).unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(good.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    wait_text(&c, "#summary", "queued").await;
+    let alpha_url = c.current_url().await.unwrap();
+    assert!(alpha_url.path().starts_with("/submissions/"), "{alpha_url}");
+    s.shot(&c, "submission-queued").await;
+    c.execute("window.stayed = true", vec![]).await.unwrap();
+    let job = s.take().await;
+    wait_text(&c, "#summary", "running").await;
+    s.shot(&c, "submission-running").await;
+    s.report(&job, scored_result(0.61), "quiz: A0001 ok\n", Some(0.61))
+        .await;
+    wait_text(&c, "#summary", "scored").await;
+    wait_text(&c, "main", "Reproduce it locally").await;
+    let stayed = c
+        .execute("return window.stayed === true", vec![])
+        .await
+        .unwrap();
+    assert_eq!(stayed, json!(true), "the page was reloaded");
+    inert(&c).await;
+    s.shot(&c, "submission-scored").await;
+
+    // A broken entry is judged failed; its reason and a hostile log are shown inert.
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(good.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    wait_text(&c, "#summary", "queued").await;
+    let job = s.take().await;
+    let log = "\u{1b}[31mTraceback\u{1b}[0m <script>alert(3)</script>\u{1b}]0;pwned\u{7}\r\nline two\u{0}\n";
+    s.report(&job, failed_result(), log, None).await;
+    let summary = wait_text(&c, "#summary", "failed").await;
+    assert!(
+        summary.contains("answers.txt has no line for A0001"),
+        "{summary}"
+    );
+    let pre = wait_text(&c, "pre.log", "Traceback").await;
+    assert!(
+        pre.contains("Traceback <script>alert(3)</script>"),
+        "{pre:?}"
+    );
+    assert!(!pre.contains('\u{1b}') && !pre.contains("pwned"), "{pre:?}");
+    inert(&c).await;
+    s.shot(&c, "submission-failed").await;
+    c.goto(&s.url("/submissions")).await.unwrap();
+    wait_text(&c, "#submissions", "failed").await;
+    s.shot(&c, "my-submissions").await;
+
+    // The form without its CSRF token, and from another site: refused.
+    let cookie = c.get_named_cookie("pj_session").await.unwrap();
+    let http = reqwest::Client::new();
+    let r = http
+        .post(s.url("/token"))
+        .header("cookie", format!("pj_session={}", cookie.value()))
+        .form(&[("csrf", "")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = http
+        .post(s.url("/logout"))
+        .header("cookie", format!("pj_session={}", cookie.value()))
+        .header("origin", "http://evil.example")
+        .form(&[("csrf", "whatever")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = http.get(s.url("/")).send().await.unwrap();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    let session = r.headers().get_all("set-cookie").iter().count();
+    assert_eq!(session, 1);
+    c.goto(&s.url("/token")).await.unwrap();
+    click(&c, "form[action='/token'] button").await;
+    let token = wait_text(&c, "#token", "pj_").await;
+    s.shot(&c, "token").await;
+    sign_out(&c).await;
+
+    // A second team scores higher; it cannot see Alpha's submission.
+    let bob =
+        s.t.create_user("bob", Role::Participant, Some("bob's password"))
+            .await
+            .unwrap();
+    let bob_token = s.t.issue_token(bob.id, "test").await.unwrap().token;
+    let r = http
+        .post(s.url("/api/v1/teams"))
+        .bearer_auth(&bob_token)
+        .json(&json!({"name": "Beta", "challenge": "cinc2017"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let r = http
+        .post(s.url("/api/v1/challenges/cinc2017/submissions"))
+        .bearer_auth(&bob_token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let job = s.take().await;
+    s.report(&job, scored_result(0.83), "ok\n", Some(0.83))
+        .await;
+    sign_in(&c, &s, "bob", "bob's password").await;
+    c.goto(alpha_url.as_str()).await.unwrap();
+    wait_text(&c, "h1", "Not found").await;
+    c.goto(&s.url("/challenges/cinc2017/leaderboard"))
+        .await
+        .unwrap();
+    let board = text_of(&c, "table.board tbody").await;
+    let (beta, alpha) = (board.find("Beta").unwrap(), board.find("<script>").unwrap());
+    assert!(beta < alpha, "{board}");
+    assert!(board.starts_with("1"), "{board}");
+    inert(&c).await;
+    let points = c
+        .execute(
+            "return document.querySelectorAll('figure.plot circle').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(points, json!(2), "the plot shows two improvements");
+    s.shot(&c, "leaderboard").await;
+
+    // Readable at 360 px and at 1920 px.
+    for (w, h) in [(360u32, 800u32), (1920, 1080)] {
+        c.set_window_size(w, h).await.unwrap();
+        for path in [
+            "/",
+            "/challenges/cinc2017",
+            "/challenges/cinc2017/leaderboard",
+            "/challenges/cinc2017/submit",
+            "/submissions",
+            "/login",
+        ] {
+            c.goto(&s.url(path)).await.unwrap();
+            fits(&c, w).await;
+        }
+        s.shot(&c, &format!("leaderboard-{w}")).await;
+    }
+    let _ = token;
+    c.close().await.unwrap();
+}
+
+mod whole_flow {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::the_whole_flow(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::the_whole_flow(store::Backend::Postgres).await;
+    }
+}
