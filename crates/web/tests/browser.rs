@@ -232,6 +232,8 @@ async fn the_whole_flow(backend: Backend) {
     let now = s.t.now();
 
     // An organiser signs in, creates a challenge and a phase in the console.
+    c.goto(&s.url("/login")).await.unwrap();
+    s.shot(&c, "login").await;
     sign_in(&c, &s, "org", "organiser pass").await;
     c.goto(&s.url("/organiser")).await.unwrap();
     fill(&c, "#c-id", "cinc2017").await;
@@ -281,6 +283,7 @@ async fn the_whole_flow(backend: Backend) {
     // An invalid archive is refused in place, after an upload with progress.
     c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
     wait_text(&c, ".quota", "10").await;
+    s.shot(&c, "submit").await;
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.zip");
     std::fs::write(&broken, b"this is not a zip archive at all").unwrap();
