@@ -88,7 +88,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // The web site serves its pages and passes the API's paths on to the API.
         let site = web::Web::new(
             store.clone(),
-            server.router(),
+            &server,
             web::Config {
                 secure_cookies: a.secure_cookies,
                 ..web::Config::default()

@@ -30,6 +30,7 @@ mod pages;
 mod plot;
 mod session;
 mod text;
+mod viewer;
 
 use std::sync::Arc;
 
@@ -73,6 +74,8 @@ pub struct Inner {
     pub(crate) store: store::Store,
     pub(crate) api: Router,
     pub(crate) config: Config,
+    /// The server's state folder: result folders (quiz outputs for the record viewer).
+    pub(crate) state_dir: std::path::PathBuf,
 }
 
 impl std::ops::Deref for Web {
@@ -89,10 +92,15 @@ impl std::fmt::Debug for Web {
 }
 
 impl Web {
-    /// The site over `store`, making its changes through `api` (`server::Server::router`
-    /// over the same store).
-    pub fn new(store: store::Store, api: Router, config: Config) -> Web {
-        Web(Arc::new(Inner { store, api, config }))
+    /// The site over `store`, making its changes through `api`'s router (a server
+    /// over the same store) and reading result folders in its state folder.
+    pub fn new(store: store::Store, api: &server::Server, config: Config) -> Web {
+        Web(Arc::new(Inner {
+            store,
+            api: api.router(),
+            config,
+            state_dir: api.state_dir().to_path_buf(),
+        }))
     }
 
     /// The pages and their assets, with every other path (`/api/v1/…`, `/healthz`,
@@ -119,6 +127,7 @@ impl Web {
             .route("/submissions", get(pages::my_submissions))
             .route("/submissions/{id}", get(pages::submission))
             .route("/submissions/{id}/events", get(pages::events))
+            .route("/submissions/{id}/records/{record}", get(viewer::record))
             .route("/submissions/{id}/withdraw", post(pages::withdraw))
             .route("/submissions/{id}/select", post(pages::select))
             .route("/organiser", get(organiser::console))

@@ -1121,6 +1121,9 @@ pub(crate) async fn submission(
         }
     }
     let state = word(&s.state);
+    let quiz_records = crate::viewer::quiz_records(&s);
+    let viewable =
+        !quiz_records.is_empty() && crate::viewer::may_view(&web, &ctx, &s.challenge).await;
     let body = html! {
         p.crumbs { a href={"/challenges/" (seg(&s.challenge))} { (s.challenge) } " · " a href="/submissions" { "My submissions" } }
         h1 { "Submission" }
@@ -1173,6 +1176,10 @@ pub(crate) async fn submission(
             section aria-labelledby="quiz" {
                 h2 #quiz { "Quiz" }
                 p { "Quiz score: " strong { (html::num(Some(q.score), 6)) } }
+                @if viewable && !quiz_records.is_empty() {
+                    p { "Draw a record with your entry's answer against the truth:" }
+                    ul.records { @for r in &quiz_records { li { a href={"/submissions/" (s.id) "/records/" (seg(r))} { (r) } } } }
+                }
             }
         }
         @if !s.warnings.is_empty() {

@@ -41,7 +41,7 @@ async fn site(backend: Backend) -> Site {
     let mut config = server::Config::new(state.path());
     config.events_poll = Duration::from_millis(100);
     let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), api.router(), web::Config::default());
+    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(site.serve(listener));
@@ -473,6 +473,150 @@ async fn the_whole_flow(backend: Backend) {
     }
     let _ = token;
     c.close().await.unwrap();
+}
+
+/// The record viewer on a CPSC 2021 quiz record: organisers see both leads with the
+/// true and predicted AF episodes as bands and can zoom; the team is refused, as the
+/// built-in challenge keeps its quiz labels private.
+async fn record_viewer(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let data = s.data.path().join("cpsc2021");
+    synth::write_challenge("cpsc2021", &data, 7, Some(4)).unwrap();
+    s.t.create_challenge(
+        "cpsc2021",
+        "CPSC 2021",
+        store::Definition::Builtin("cpsc2021".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    let now = s.t.now();
+    s.t.create_phase(
+        "cpsc2021",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    let alice =
+        s.t.create_user("alice", Role::Participant, Some("alice's password"))
+            .await
+            .unwrap();
+    let token = s.t.issue_token(alice.id, "test").await.unwrap().token;
+    s.t.create_team("cpsc2021", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/cpsc2021/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The record with the most true episodes, and a prediction that half overlaps one.
+    let names = std::fs::read_to_string(data.join("RECORDS")).unwrap();
+    let truth = names
+        .lines()
+        .map(|n| score::cpsc2021::load_record(&data, n.trim()).unwrap())
+        .max_by_key(|r| r.episodes.len())
+        .unwrap();
+    let (a, b) = truth.episodes.first().copied().unwrap_or((1000, 3000));
+    let predicted = json!({"predict_endpoints": [[a + (b - a) / 2, (b + (b - a) / 2).min(truth.len as i64 - 1)]]});
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(
+        dir.join(format!("outputs/quiz/{}.json", truth.name)),
+        predicted.to_string(),
+    )
+    .unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("cpsc2021");
+    result["stages"][1]["records"] = json!([{"record": truth.name, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+
+    let viewer = format!("/submissions/{id}/records/{}", truth.name);
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url(&format!("/submissions/{id}"))).await.unwrap();
+    click(&c, "ul.records a").await;
+    wait_text(&c, "h1", &truth.name).await;
+    assert_eq!(c.current_url().await.unwrap().path(), viewer);
+    let count = |sel: &'static str| {
+        let c = c.clone();
+        async move {
+            c.execute(
+                "return document.querySelectorAll(arguments[0]).length",
+                vec![json!(sel)],
+            )
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap()
+        }
+    };
+    assert_eq!(count("figure.record path").await, 2, "two leads");
+    let bands = count("figure.record rect[fill='#1f5fbf']").await;
+    assert_eq!(bands, 1, "one predicted band");
+    if !truth.episodes.is_empty() {
+        assert!(
+            count("figure.record rect[fill='#b42318']").await >= 1,
+            "a true band"
+        );
+    }
+    let d = c
+        .execute(
+            "return document.querySelector('figure.record path').getAttribute('d').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(d.as_u64().unwrap() > 1000, "the lead is drawn: {d}");
+    inert(&c).await;
+    s.shot(&c, "record-viewer").await;
+    click(&c, "nav.actions a.button").await;
+    wait_text(&c, "figcaption", "leads from").await;
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .query()
+            .unwrap_or("")
+            .contains("from=")
+    );
+    sign_out(&c).await;
+
+    sign_in(&c, &s, "alice", "alice's password").await;
+    c.goto(&s.url(&viewer)).await.unwrap();
+    wait_text(&c, "h1", "Not shown in this challenge").await;
+    c.close().await.unwrap();
+}
+
+mod viewer {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::record_viewer(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::record_viewer(store::Backend::Postgres).await;
+    }
 }
 
 mod whole_flow {

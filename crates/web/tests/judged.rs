@@ -114,7 +114,7 @@ async fn judged_live(backend: Backend) {
         worker::Pool::start_local(&queue, "local", judge, worker::Config::new(&state, 1), None)
             .await
             .unwrap();
-    let site = web::Web::new(t.store.clone(), api.router(), web::Config::default());
+    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(site.serve(listener));
