@@ -121,7 +121,12 @@ impl Web {
             .route("/invitations/{id}/{answer}", post(pages::answer_invitation))
             .route(
                 "/challenges/{id}/submit",
-                get(pages::submit_page).post(pages::submit),
+                // The upload streams into the API's, which counts the bytes against its
+                // own limit (`server::Config::max_upload_bytes`); axum's default 2 MB
+                // cap on a form would refuse any real entry first.
+                get(pages::submit_page)
+                    .post(pages::submit)
+                    .layer(axum::extract::DefaultBodyLimit::disable()),
             )
             .route("/challenges/{id}/leaderboard", get(pages::leaderboard))
             .route("/submissions", get(pages::my_submissions))

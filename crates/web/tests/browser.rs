@@ -177,6 +177,25 @@ fn good_entry() -> Vec<u8> {
     ])
 }
 
+/// A good entry of about 3 MiB (a model file that does not compress): larger than any
+/// default form limit, so the upload must stream.
+fn big_entry() -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let model: Vec<u8> = (0..3 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    zip(&[
+        ("setup.sh", b"#!/bin/sh\n"),
+        ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
+        ("model.bin", &model),
+    ])
+}
+
 async fn sign_in(c: &Client, s: &Site, name: &str, password: &str) {
     c.goto(&s.url("/login")).await.unwrap();
     fill(c, "#name", name).await;
@@ -313,7 +332,7 @@ async fn the_whole_flow(backend: Backend) {
 
     // A good entry: queued, then running and scored while the page watches.
     let good = dir.path().join("entry.zip");
-    std::fs::write(&good, good_entry()).unwrap();
+    std::fs::write(&good, big_entry()).unwrap();
     c.find(Locator::Css("#entry"))
         .await
         .unwrap()
