@@ -168,12 +168,16 @@ pub(crate) async fn record(
         );
     }
     let def = definition(&web, &s.challenge).await;
-    if def.as_ref().map(|d| d.scorer) != Some(judge::challenge::ScorerId::Cpsc2021) {
+    let scorer = def.as_ref().map(|d| d.scorer);
+    if !matches!(
+        scorer,
+        Some(judge::challenge::ScorerId::Cpsc2021 | judge::challenge::ScorerId::Cinc2017)
+    ) {
         return Err(refuse(
             StatusCode::NOT_IMPLEMENTED,
             "No viewer for this challenge yet",
-            "The record viewer draws CPSC 2021 records so far. The submission's page lists \
-             each quiz record's status.",
+            "The record viewer draws CPSC 2021 and CinC 2017 records so far. The \
+             submission's page lists each quiz record's status.",
         ));
     }
     let challenge = web
@@ -191,10 +195,17 @@ pub(crate) async fn record(
     )
     .join("outputs/quiz");
     let name2 = name.clone();
-    let drawn = tokio::task::spawn_blocking(move || draw(&data, &outputs, &name2, w.from, w.to))
-        .await
-        .map_err(|e| PageError::internal(&e).into_response())?
-        .map_err(|e| PageError::internal(&e).into_response())?;
+    let cinc = scorer == Some(judge::challenge::ScorerId::Cinc2017);
+    let drawn = tokio::task::spawn_blocking(move || {
+        if cinc {
+            draw_cinc2017(&data, &outputs, &name2, w.from, w.to)
+        } else {
+            draw(&data, &outputs, &name2, w.from, w.to)
+        }
+    })
+    .await
+    .map_err(|e| PageError::internal(&e).into_response())?
+    .map_err(|e| PageError::internal(&e).into_response())?;
     let body = html! {
         p.crumbs { a href={"/submissions/" (s.id)} { "Submission" } " · record " (name) }
         h1 { "Record " (name) }
@@ -218,20 +229,7 @@ fn draw(
     let fs = rec.header.record.fs.unwrap_or(200.0);
     let len = truth.len;
     let dur = len as f64 / fs;
-    let from = from
-        .filter(|f| f.is_finite())
-        .unwrap_or(0.0)
-        .clamp(0.0, dur);
-    let to = to
-        .filter(|t| t.is_finite())
-        .unwrap_or(dur)
-        .clamp(from + 1.0 / fs, dur.max(from + 1.0 / fs));
-    let (s0, s1) = (
-        (from * fs) as u64,
-        ((to * fs).ceil() as u64)
-            .min(len)
-            .max((from * fs) as u64 + 1),
-    );
+    let (from, to, s0, s1) = window(from, to, fs, len);
     let sig = rec
         .read_physical(&formats::wfdb::ReadOptions {
             from: s0,
@@ -270,9 +268,6 @@ fn draw(
         .map(|p| bands(p, w0, w1))
         .unwrap_or_default();
     let band_top = leads.len() as f64 * LEAD_H + 6.0;
-    let mid = (from + to) / 2.0;
-    let half = (to - from) / 2.0;
-    let zoom = |f: f64, t: f64| format!("?from={:.3}&to={:.3}", f.max(0.0), t.min(dur));
     let summary = format!(
         "{} leads from {:.1} s to {:.1} s of {:.1} s; {} true AF episode(s), {} predicted.",
         leads.len(),
@@ -299,13 +294,7 @@ fn draw(
                 Err(why) => { "scored as [] — " (why) }
             } }
         }
-        nav.actions aria-label="Zoom" {
-            a.button href=(zoom(mid - half / 2.0, mid + half / 2.0)) { "Zoom in" }
-            a.button href=(zoom(mid - half * 2.0, mid + half * 2.0)) { "Zoom out" }
-            a.button href=(zoom(from - half, to - half)) { "← Earlier" }
-            a.button href=(zoom(from + half, to + half)) { "Later →" }
-            a.button href="?" { "Whole record" }
-        }
+        (zoom_links(from, to, dur))
         figure.plot.record {
             svg viewBox={"0 0 " (W) " " (height)} role="img" aria-label=(summary) xmlns="http://www.w3.org/2000/svg" {
                 @for (i, (lead, units, c)) in leads.iter().enumerate() {
@@ -324,6 +313,157 @@ fn draw(
             figcaption { (summary) " Red: true AF episodes (also shaded behind the leads); blue: the entry's. One min/max pair per pixel column." }
         }
     })
+}
+
+/// The time window asked for, in seconds, clamped to a record of `dur` seconds, and the
+/// frames it covers.
+fn window(from: Option<f64>, to: Option<f64>, fs: f64, len: u64) -> (f64, f64, u64, u64) {
+    let dur = len as f64 / fs;
+    let from = from
+        .filter(|f| f.is_finite())
+        .unwrap_or(0.0)
+        .clamp(0.0, dur);
+    let to = to
+        .filter(|t| t.is_finite())
+        .unwrap_or(dur)
+        .clamp(from + 1.0 / fs, dur.max(from + 1.0 / fs));
+    let s0 = (from * fs) as u64;
+    let s1 = ((to * fs).ceil() as u64).min(len).max(s0 + 1);
+    (from, to, s0, s1)
+}
+
+fn zoom_links(from: f64, to: f64, dur: f64) -> Markup {
+    let mid = (from + to) / 2.0;
+    let half = (to - from) / 2.0;
+    let zoom = |f: f64, t: f64| format!("?from={:.3}&to={:.3}", f.max(0.0), t.min(dur));
+    html! {
+        nav.actions aria-label="Zoom" {
+            a.button href=(zoom(mid - half / 2.0, mid + half / 2.0)) { "Zoom in" }
+            a.button href=(zoom(mid - half * 2.0, mid + half * 2.0)) { "Zoom out" }
+            a.button href=(zoom(from - half, to - half)) { "← Earlier" }
+            a.button href=(zoom(from + half, to + half)) { "Later →" }
+            a.button href="?" { "Whole record" }
+        }
+    }
+}
+
+/// A `.hea` file named `name` at the top of `data` or one folder down (CinC 2017's
+/// training set keeps its records at the top; other copies put them in a folder).
+fn find_record(data: &FsPath, name: &str) -> Option<PathBuf> {
+    let direct = data.join(name);
+    if data.join(format!("{name}.hea")).is_file() {
+        return Some(direct);
+    }
+    std::fs::read_dir(data).ok()?.flatten().find_map(|e| {
+        let p = e.path().join(name);
+        (e.file_type().ok()?.is_dir() && e.path().join(format!("{name}.hea")).is_file())
+            .then_some(p)
+    })
+}
+
+fn label_name(l: &str) -> &'static str {
+    match l {
+        "N" => "N — normal rhythm",
+        "A" => "A — atrial fibrillation",
+        "O" => "O — another rhythm",
+        "~" => "~ — too noisy to classify",
+        _ => "not a class",
+    }
+}
+
+/// CinC 2017: the single-lead ECG with the true class and the entry's answer.
+fn draw_cinc2017(
+    data: &FsPath,
+    outputs: &FsPath,
+    name: &str,
+    from: Option<f64>,
+    to: Option<f64>,
+) -> Result<Markup, String> {
+    if name.contains('/') || name.contains("..") {
+        return Err(format!("record name {name:?}"));
+    }
+    let reference =
+        std::fs::read_to_string(data.join("REFERENCE.csv")).map_err(|e| e.to_string())?;
+    let truth = score::cinc2017::parse_reference(&reference, "REFERENCE.csv")
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|(r, _)| r == name)
+        .map(|(_, l)| {
+            serde_json::to_value(l)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        });
+    // The first answer for the record counts, as the scorer counts it.
+    let answer = score_output_named(outputs, "answers.txt").and_then(|b| {
+        String::from_utf8_lossy(&b).lines().find_map(|l| {
+            let (r, a) = l.split_once(',')?;
+            (r.trim() == name).then(|| a.trim().to_owned())
+        })
+    });
+    let path = find_record(data, name).ok_or_else(|| format!("no header for {name}"))?;
+    let rec = formats::wfdb::Record::open(&path).map_err(|e| e.to_string())?;
+    let fs = rec.header.record.fs.unwrap_or(300.0);
+    let len = rec.sig_len().map_err(|e| e.to_string())?;
+    let dur = len as f64 / fs;
+    let (from, to, s0, s1) = window(from, to, fs, len);
+    let sig = rec
+        .read_physical(&formats::wfdb::ReadOptions {
+            from: s0,
+            to: Some(s1),
+            signals: None,
+        })
+        .map_err(|e| e.to_string())?;
+    let cols = (W - LEFT) as usize;
+    let leads: Vec<_> = sig
+        .signals
+        .iter()
+        .map(|p| {
+            (
+                p.name
+                    .clone()
+                    .unwrap_or_else(|| format!("lead {}", p.index + 1)),
+                p.units.clone(),
+                columns(&p.values, cols),
+            )
+        })
+        .collect();
+    let right = truth.is_some() && truth == answer;
+    let height = leads.len() as f64 * LEAD_H + 24.0;
+    let summary = format!(
+        "ECG from {from:.1} s to {to:.1} s of {dur:.1} s; true class {}, answered {}.",
+        truth.as_deref().unwrap_or("unknown"),
+        answer.as_deref().unwrap_or("nothing")
+    );
+    Ok(html! {
+        dl.facts {
+            dt { "True class" } dd { (truth.as_deref().map(label_name).unwrap_or("not in the reference")) }
+            dt { "Answered" } dd { @match &answer {
+                Some(a) => { (label_name(a)) " " @if right { span.state.state-scored { "right" } } @else { span.state.state-failed { "wrong" } } }
+                None => { "nothing (scored as ~) " span.state.state-failed { "wrong" } }
+            } }
+            dt { "Length" } dd { (len) " samples at " (fs) " Hz (" (crate::html::duration(dur)) ")" }
+        }
+        (zoom_links(from, to, dur))
+        figure.plot.record {
+            svg viewBox={"0 0 " (W) " " (height)} role="img" aria-label=(summary) xmlns="http://www.w3.org/2000/svg" {
+                @for (i, (lead, units, c)) in leads.iter().enumerate() {
+                    @let top = i as f64 * LEAD_H;
+                    path d=(lead_path(c, top)) fill="none" stroke="#1b1f24" stroke-width="0.8" {}
+                    text x=(LEFT + 4.0) y=(top + 14.0) font-size="12" fill="#333" { (lead) " (" (units) ")" }
+                }
+                text x=(LEFT) y=(height - 4.0) font-size="12" fill="#333" { (format!("{from:.1} s")) }
+                text x=(W - 2.0) y=(height - 4.0) font-size="12" text-anchor="end" fill="#333" { (format!("{to:.1} s")) }
+            }
+            figcaption { (summary) " One min/max pair per pixel column." }
+        }
+    })
+}
+
+fn score_output_named(outputs: &FsPath, file: &str) -> Option<Vec<u8>> {
+    judge::outputs::read_capped(&outputs.join(file), 16 << 20)
+        .ok()
+        .flatten()
 }
 
 /// The entry's quiz output for a record, read without following links (the folder

@@ -125,7 +125,11 @@ async fn judged_live(backend: Backend) {
     click(&c, "form.stack button[type=submit]").await;
     wait_text(&c, "header.site", "alice").await;
 
+    t.create_user("org", Role::Organiser, Some("organiser pass"))
+        .await
+        .unwrap();
     let files = tempfile::tempdir().unwrap();
+    let mut scored_page = None;
     for (name, entry, want) in [
         ("good.tar.gz", &GOOD, "scored"),
         ("broken.tar.gz", &BROKEN, "failed"),
@@ -155,6 +159,42 @@ async fn judged_live(backend: Backend) {
             inert_page(&c).await;
         } else {
             wait_text(&c, "main", "Reproduce it locally").await;
+            scored_page = Some(c.current_url().await.unwrap());
+        }
+    }
+
+    // The record viewer on a quiz record the workers judged: the team may not look
+    // (CinC 2017 keeps its quiz labels private), an organiser may.
+    let scored_page = scored_page.unwrap();
+    assert_eq!(
+        c.execute("return document.querySelectorAll('ul.records a').length", vec![])
+            .await
+            .unwrap(),
+        serde_json::json!(0),
+        "the team is offered the viewer"
+    );
+    click(&c, "header.site form button").await;
+    wait_text(&c, "header.site", "Sign in").await;
+    c.goto(&format!("{base}/login")).await.unwrap();
+    fill(&c, "#name", "org").await;
+    fill(&c, "#password", "organiser pass").await;
+    click(&c, "form.stack button[type=submit]").await;
+    wait_text(&c, "header.site", "org").await;
+    c.goto(scored_page.as_str()).await.unwrap();
+    click(&c, "ul.records a").await;
+    wait_text(&c, "dl.facts", "Answered").await;
+    let facts = text_of(&c, "dl.facts").await;
+    assert!(facts.contains("N — normal rhythm"), "{facts}");
+    assert!(facts.contains("right") || facts.contains("wrong"), "{facts}");
+    let d = c
+        .execute("return document.querySelector('figure.record path').getAttribute('d').length", vec![])
+        .await
+        .unwrap();
+    assert!(d.as_u64().unwrap() > 1000, "the ECG is drawn: {d}");
+    if let Some(dir) = std::env::var_os("PHYSIOJUDGE_SCREENSHOTS") {
+        if backend == Backend::Sqlite {
+            let png = c.screenshot().await.unwrap();
+            std::fs::write(Path::new(&dir).join("record-viewer-cinc2017.png"), png).unwrap();
         }
     }
     c.close().await.unwrap();
