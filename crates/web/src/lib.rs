@@ -139,6 +139,7 @@ impl Web {
             .route("/organiser/challenges", post(organiser::create_challenge))
             .route("/organiser/phases", post(organiser::create_phase))
             .route("/organiser/requeue/{id}", post(organiser::requeue))
+            .route("/organiser/results.csv", get(organiser::results_csv))
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))
             .fallback(fallback)

@@ -157,6 +157,11 @@ pub(crate) async fn console(
                 } }
                 @if total > rows.len() { p.muted { "The " (rows.len()) " newest of " (total) " are shown." } }
             }
+            @if let Some(c) = chosen {
+                p { a href={"/organiser/results.csv?challenge=" (seg(c))} { "Download every submission of " (c) " with its figures (CSV)" } }
+            } @else {
+                p { "Download results (CSV): " @for c in &challenges { a href={"/organiser/results.csv?challenge=" (seg(&c.id))} { (c.id) } " " } }
+            }
             p.gap { strong { "Not yet here: " } "rescoring stored outputs and publishing a test leaderboard. Their API is being added; until then use it directly when it lands." }
         }
         section aria-labelledby="new-challenge" {
@@ -339,4 +344,152 @@ pub(crate) async fn requeue(
         return Err(PageError::from(a.refusal()).into_response());
     }
     Ok(notice("Requeued: a new attempt is in the queue."))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ResultsQuery {
+    challenge: String,
+}
+
+/// One CSV field: quoted when it holds a separator, a quote or a line break; a leading
+/// `=`, `+`, `-` or `@` is prefixed with `'` so that a spreadsheet does not run a team's
+/// name as a formula.
+fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@']) {
+        format!("'{s}")
+    } else {
+        s.to_owned()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// Every submission of a challenge with its live result's figures, exactly as stored
+/// (the organiser's view), as CSV.
+pub(crate) async fn results_csv(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Query(q): Query<ResultsQuery>,
+) -> PageResult {
+    ctx.need_organiser()?;
+    web.store
+        .challenge(&q.challenge)
+        .await
+        .map_err(|e| match e {
+            store::Error::NotFound { .. } => {
+                PageError::not_found("There is no such challenge.").into_response()
+            }
+            e => internal(e),
+        })?;
+    let phases = web.store.phases(&q.challenge).await.map_err(internal)?;
+    let mut keys: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    let mut after = None;
+    loop {
+        let page = web
+            .store
+            .challenge_submissions(&q.challenge, after, 500)
+            .await
+            .map_err(internal)?;
+        let Some(last) = page.last().map(|s| s.id) else {
+            break;
+        };
+        for s in page {
+            let team = web.store.team(s.team).await.map_err(internal)?;
+            let results = web.store.results(s.id).await.map_err(internal)?;
+            let live = results
+                .iter()
+                .find(|r| !r.replaced && r.attempt.number == s.attempt);
+            let figures: Vec<(String, Option<f64>)> = live
+                .map(|r| r.figures.iter().map(|f| (f.key.clone(), f.value)).collect())
+                .unwrap_or_default();
+            for (k, _) in &figures {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+            let phase = phases
+                .iter()
+                .find(|p| p.id == s.phase)
+                .map(|p| p.name.clone())
+                .unwrap_or_default();
+            let versions = live
+                .map(|r| (r.judge_version.clone(), r.scorer_version.clone()))
+                .unwrap_or_default();
+            rows.push((s, team.name, phase, figures, versions));
+        }
+        after = Some(last);
+    }
+    let mut out = String::from(
+        "submission,phase,team,state,received_at,attempts,selected,entry_sha256,judge_version,scorer_version",
+    );
+    for k in &keys {
+        out.push(',');
+        out.push_str(&csv_field(k));
+    }
+    out.push('\n');
+    for (s, team, phase, figures, (judge, scorer)) in &rows {
+        let cells = [
+            s.id.0.to_string(),
+            phase.clone(),
+            team.clone(),
+            s.state.as_str().to_owned(),
+            s.received_at.to_rfc3339(),
+            s.attempt.to_string(),
+            s.selected.to_string(),
+            s.entry_sha256.clone(),
+            judge.clone(),
+            scorer.clone(),
+        ];
+        out.push_str(
+            &cells
+                .iter()
+                .map(|c| csv_field(c))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        for k in &keys {
+            out.push(',');
+            if let Some(Some(v)) = figures.iter().find(|(f, _)| f == k).map(|(_, v)| *v) {
+                out.push_str(&v.to_string());
+            }
+        }
+        out.push('\n');
+    }
+    let file = format!(
+        "attachment; filename=\"{}-results.csv\"",
+        q.challenge.replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+            "_"
+        )
+    );
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/csv; charset=utf-8".to_owned(),
+            ),
+            (axum::http::header::CONTENT_DISPOSITION, file),
+        ],
+        out,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_and_never_formulas() {
+        assert_eq!(csv_field("Alpha"), "Alpha");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("-1"), "'-1");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+    }
 }

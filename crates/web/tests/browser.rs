@@ -474,6 +474,45 @@ async fn the_whole_flow(backend: Backend) {
     assert_eq!(points, json!(2), "the plot shows two improvements");
     s.shot(&c, "leaderboard").await;
 
+    // The organiser's CSV of every submission with its exact figures; a participant's
+    // session is refused.
+    let org = s.t.user_by_name("org").await.unwrap();
+    let org_token = s.t.issue_token(org.id, "test").await.unwrap().token;
+    let r = http
+        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
+        .header("cookie", format!("pj_session={org_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let csv = r.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("submission,phase,team,state") && lines[0].ends_with(",score"),
+        "{csv}"
+    );
+    assert_eq!(lines.len(), 4, "three submissions: {csv}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(",Beta,scored,") && l.ends_with(",0.83")),
+        "{csv}"
+    );
+    assert!(lines.iter().any(|l| l.contains(",failed,")), "{csv}");
+    let r = http
+        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
+        .header("cookie", format!("pj_session={bob_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+
     // Readable at 360 px and at 1920 px.
     for (w, h) in [(360u32, 800u32), (1920, 1080)] {
         c.set_window_size(w, h).await.unwrap();

@@ -167,9 +167,12 @@ async fn judged_live(backend: Backend) {
     // (CinC 2017 keeps its quiz labels private), an organiser may.
     let scored_page = scored_page.unwrap();
     assert_eq!(
-        c.execute("return document.querySelectorAll('ul.records a').length", vec![])
-            .await
-            .unwrap(),
+        c.execute(
+            "return document.querySelectorAll('ul.records a').length",
+            vec![]
+        )
+        .await
+        .unwrap(),
         serde_json::json!(0),
         "the team is offered the viewer"
     );
@@ -185,17 +188,23 @@ async fn judged_live(backend: Backend) {
     wait_text(&c, "dl.facts", "Answered").await;
     let facts = text_of(&c, "dl.facts").await;
     assert!(facts.contains("N — normal rhythm"), "{facts}");
-    assert!(facts.contains("right") || facts.contains("wrong"), "{facts}");
+    assert!(
+        facts.contains("right") || facts.contains("wrong"),
+        "{facts}"
+    );
     let d = c
-        .execute("return document.querySelector('figure.record path').getAttribute('d').length", vec![])
+        .execute(
+            "return document.querySelector('figure.record path').getAttribute('d').length",
+            vec![],
+        )
         .await
         .unwrap();
     assert!(d.as_u64().unwrap() > 1000, "the ECG is drawn: {d}");
-    if let Some(dir) = std::env::var_os("PHYSIOJUDGE_SCREENSHOTS") {
-        if backend == Backend::Sqlite {
-            let png = c.screenshot().await.unwrap();
-            std::fs::write(Path::new(&dir).join("record-viewer-cinc2017.png"), png).unwrap();
-        }
+    if let Some(dir) = std::env::var_os("PHYSIOJUDGE_SCREENSHOTS")
+        && backend == Backend::Sqlite
+    {
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(Path::new(&dir).join("record-viewer-cinc2017.png"), png).unwrap();
     }
     c.close().await.unwrap();
 }
