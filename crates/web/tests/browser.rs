@@ -666,6 +666,110 @@ async fn record_viewer(backend: Backend) {
     c.close().await.unwrap();
 }
 
+/// The submit page's refusals, in place: a spent quota, then a phase that closed while
+/// the page was open.
+async fn refusals_in_place(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    s.t.create_challenge(
+        "cinc2017",
+        "CinC 2017",
+        store::Definition::Builtin("cinc2017".into()),
+        s.data.path(),
+    )
+    .await
+    .unwrap();
+    let now = s.t.now();
+    s.t.create_phase(
+        "cinc2017",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota {
+                total: Some(1),
+                per_day: None,
+                max_concurrent: None,
+            },
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    let alice =
+        s.t.create_user("alice", Role::Participant, Some("alice's password"))
+            .await
+            .unwrap();
+    let alpha =
+        s.t.create_team("cinc2017", "Alpha", alice.id)
+            .await
+            .unwrap();
+    let bob =
+        s.t.create_user("bob", Role::Participant, Some("bob's password"))
+            .await
+            .unwrap();
+    s.t.create_team("cinc2017", "Beta", bob.id).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let entry = dir.path().join("entry.zip");
+    std::fs::write(&entry, good_entry()).unwrap();
+    let upload = |c: Client| {
+        let entry = entry.clone();
+        async move {
+            c.find(Locator::Css("#entry"))
+                .await
+                .unwrap()
+                .send_keys(entry.to_str().unwrap())
+                .await
+                .unwrap();
+            click(&c, "form#upload button[type=submit]").await;
+        }
+    };
+
+    sign_in(&c, &s, "alice", "alice's password").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    upload(c.clone()).await;
+    wait_text(&c, "#summary", "queued").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "Spent: total").await;
+    upload(c.clone()).await;
+    let r = wait_text(&c, "#refusal", "Your quota is spent").await;
+    assert!(r.contains("never charged"), "{r}");
+    s.shot(&c, "submit-quota-spent").await;
+    let n =
+        s.t.quota(s.t.phases("cinc2017").await.unwrap()[0].id, alpha.id)
+            .await
+            .unwrap();
+    assert_eq!(n.used_total, 1, "the refused upload was not charged");
+    sign_out(&c).await;
+
+    sign_in(&c, &s, "bob", "bob's password").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, "form#upload", "Upload").await;
+    s.t.clock.advance(chrono::Duration::days(2));
+    upload(c.clone()).await;
+    let r = wait_text(&c, "#refusal", "The phase is closed").await;
+    assert!(r.contains("closed"), "{r}");
+    wait_text(&c, "main", "No phase of this challenge is open now").await;
+    s.shot(&c, "submit-phase-closed").await;
+    c.close().await.unwrap();
+}
+
+mod refusals {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::refusals_in_place(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::refusals_in_place(store::Backend::Postgres).await;
+    }
+}
+
 mod viewer {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite() {
