@@ -29,7 +29,10 @@ pub(crate) struct Filters {
     challenge: Option<String>,
     state: Option<String>,
     team: Option<String>,
-    notice: Option<String>,
+    /// What the last form did: `challenge`, `phase` or `requeued` (with `id`/`name`).
+    done: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
 }
 
 const STATES: [&str; 6] = [
@@ -102,7 +105,12 @@ pub(crate) async fn console(
     rows.truncate(SHOWN);
     let body = html! {
         h1 { "Organiser console" }
-        @if let Some(n) = &f.notice { p.notice role="status" { (n) } }
+        @match (f.done.as_deref(), f.id.as_deref(), f.name.as_deref()) {
+            (Some("challenge"), Some(id), _) => { p.notice role="status" { "Challenge " (id) " created." } }
+            (Some("phase"), Some(id), Some(name)) => { p.notice role="status" { "Phase " (name) " of " (id) " added." } }
+            (Some("requeued"), _, _) => { p.notice role="status" { "Requeued: a new attempt is in the queue." } }
+            _ => {}
+        }
         section aria-labelledby="queue" {
             h2 #queue { "Queue" }
             ul.plain.counts {
@@ -220,8 +228,14 @@ pub(crate) struct ChallengeForm {
     data: String,
 }
 
-fn notice(msg: &str) -> Response {
-    redirect(&format!("/organiser?notice={}", seg(msg)))
+/// Back to the console, saying what was done (in the console's own words: the address
+/// carries only what was done and to what, so a link cannot put a message there).
+fn done(what: &str, id: &str, name: &str) -> Response {
+    redirect(&format!(
+        "/organiser?done={what}&id={}&name={}",
+        seg(id),
+        seg(name)
+    ))
 }
 
 pub(crate) async fn create_challenge(
@@ -238,7 +252,7 @@ pub(crate) async fn create_challenge(
     }
     let a = api::post_json(&web, "/api/v1/challenges", Some(token), &body).await;
     let c: ChallengeView = a.json().map_err(|e| PageError::from(e).into_response())?;
-    Ok(notice(&format!("Challenge {} created.", c.id)))
+    Ok(done("challenge", &c.id, ""))
 }
 
 #[derive(Deserialize)]
@@ -313,10 +327,7 @@ pub(crate) async fn create_phase(
     )
     .await;
     let p: PhaseView = a.json().map_err(|e| PageError::from(e).into_response())?;
-    Ok(notice(&format!(
-        "Phase {} of {} added.",
-        p.name, p.challenge
-    )))
+    Ok(done("phase", &p.challenge, &p.name))
 }
 
 #[derive(Deserialize)]
@@ -343,7 +354,7 @@ pub(crate) async fn requeue(
     if !a.status.is_success() {
         return Err(PageError::from(a.refusal()).into_response());
     }
-    Ok(notice("Requeued: a new attempt is in the queue."))
+    Ok(done("requeued", &id, ""))
 }
 
 #[derive(Deserialize)]

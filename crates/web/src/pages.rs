@@ -42,7 +42,17 @@ pub(crate) fn word<T: Serialize>(v: &T) -> String {
 /// A `next=` address is only ever a path of this site.
 fn local_path(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
+        // Browsers drop tabs and line breaks in addresses and read `\` as `/`, so any
+        // of them could turn `/…` into `//host`: only plain paths pass.
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n
+                    .chars()
+                    .any(|c| c == '\\' || c.is_whitespace() || c.is_control()) =>
+        {
+            n.to_owned()
+        }
         _ => "/".to_owned(),
     }
 }
@@ -1434,4 +1444,64 @@ pub(crate) async fn leaderboard(
         p { a href=(format!("/api/v1/challenges/{}/leaderboard?phase={}", seg(&c.id), seg(&b.phase))) { "This leaderboard as JSON" } }
     };
     Ok(page(&ctx, "Leaderboard", body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_is_a_local_path_only() {
+        assert_eq!(local_path(Some("/submissions")), "/submissions");
+        for bad in [
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "https://evil.example",
+            "/\n/x",
+            "",
+        ] {
+            assert_eq!(local_path(Some(bad)), "/", "{bad:?}");
+        }
+        assert_eq!(local_path(None), "/");
+    }
+
+    fn row(team: &str, score: Option<f64>, cost: Option<f64>, at: i64) -> LeaderboardRowView {
+        LeaderboardRowView {
+            rank: 0,
+            team: team.into(),
+            team_id: uuid::Uuid::nil(),
+            submission: uuid::Uuid::nil(),
+            score,
+            scores: [
+                ("score".to_string(), score),
+                ("outcome_cost".to_string(), cost),
+            ]
+            .into(),
+            run_time_s: None,
+            submitted_at: chrono::DateTime::from_timestamp(at, 0).unwrap(),
+            method: None,
+        }
+    }
+
+    #[test]
+    fn a_second_ranking_ranks_by_its_own_number_and_direction() {
+        let rows = [
+            row("A", Some(0.9), Some(12000.0), 1),
+            row("B", Some(0.8), Some(9000.0), 2),
+            row("C", Some(0.7), Some(9000.0), 3),
+            row("D", Some(0.6), None, 0),
+        ];
+        let ranked: Vec<(u32, &str)> = rank_by(&rows, "outcome_cost", false)
+            .into_iter()
+            .map(|(r, row)| (r, row.team.as_str()))
+            .collect();
+        // lower is better; equal figures share a rank; a missing figure is last
+        assert_eq!(ranked, vec![(1, "B"), (1, "C"), (3, "A"), (4, "D")]);
+        let by_score: Vec<&str> = rank_by(&rows, "score", true)
+            .into_iter()
+            .map(|(_, r)| r.team.as_str())
+            .collect();
+        assert_eq!(by_score, vec!["A", "B", "C", "D"]);
+    }
 }
