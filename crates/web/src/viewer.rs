@@ -171,13 +171,17 @@ pub(crate) async fn record(
     let scorer = def.as_ref().map(|d| d.scorer);
     if !matches!(
         scorer,
-        Some(judge::challenge::ScorerId::Cpsc2021 | judge::challenge::ScorerId::Cinc2017)
+        Some(
+            judge::challenge::ScorerId::Cpsc2021
+                | judge::challenge::ScorerId::Cinc2017
+                | judge::challenge::ScorerId::Physionet2022
+        )
     ) {
         return Err(refuse(
             StatusCode::NOT_IMPLEMENTED,
             "No viewer for this challenge yet",
-            "The record viewer draws CPSC 2021 and CinC 2017 records so far. The \
-             submission's page lists each quiz record's status.",
+            "The record viewer draws CPSC 2021, CinC 2017 and PhysioNet 2022 records so \
+             far. The submission's page lists each quiz record's status.",
         ));
     }
     let challenge = web
@@ -195,13 +199,14 @@ pub(crate) async fn record(
     )
     .join("outputs/quiz");
     let name2 = name.clone();
-    let cinc = scorer == Some(judge::challenge::ScorerId::Cinc2017);
-    let drawn = tokio::task::spawn_blocking(move || {
-        if cinc {
+    let drawn = tokio::task::spawn_blocking(move || match scorer {
+        Some(judge::challenge::ScorerId::Cinc2017) => {
             draw_cinc2017(&data, &outputs, &name2, w.from, w.to)
-        } else {
-            draw(&data, &outputs, &name2, w.from, w.to)
         }
+        Some(judge::challenge::ScorerId::Physionet2022) => {
+            draw_physionet2022(&data, &outputs, &name2, w.from, w.to)
+        }
+        _ => draw(&data, &outputs, &name2, w.from, w.to),
     })
     .await
     .map_err(|e| PageError::internal(&e).into_response())?
@@ -456,6 +461,117 @@ fn draw_cinc2017(
                 text x=(W - 2.0) y=(height - 4.0) font-size="12" text-anchor="end" fill="#333" { (format!("{to:.1} s")) }
             }
             figcaption { (summary) " One min/max pair per pixel column." }
+        }
+    })
+}
+
+/// A file named `file` at the top of `data` or one folder down.
+fn find_file(data: &FsPath, file: &str) -> Option<PathBuf> {
+    let direct = data.join(file);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    std::fs::read_dir(data).ok()?.flatten().find_map(|e| {
+        let p = e.path().join(file);
+        (e.file_type().ok()?.is_dir() && p.is_file()).then_some(p)
+    })
+}
+
+/// PhysioNet 2022: each of the patient's recordings (one row per location), the true
+/// murmur and outcome, and the entry's classes and probabilities.
+fn draw_physionet2022(
+    data: &FsPath,
+    outputs: &FsPath,
+    name: &str,
+    from: Option<f64>,
+    to: Option<f64>,
+) -> Result<Markup, String> {
+    if name.contains('/') || name.contains("..") {
+        return Err(format!("patient {name:?}"));
+    }
+    let txt = find_file(data, &format!("{name}.txt"))
+        .ok_or_else(|| format!("no patient file for {name}"))?;
+    let folder = txt.parent().map(FsPath::to_path_buf).unwrap_or_default();
+    let patient = formats::circor::PatientFile::read(&txt).map_err(|e| e.to_string())?;
+    let murmur = patient.annotation("Murmur").map(str::to_owned);
+    let outcome = patient.annotation("Outcome").map(str::to_owned);
+    let output = score_output_named(outputs, &format!("{name}.csv"))
+        .ok_or_else(|| "no output for this patient".to_owned())
+        .and_then(|b| score::physionet2022::parse_output(&b).map_err(|e| format!("{e:?}")));
+    let cols = (W - LEFT) as usize;
+    let mut rows = Vec::new();
+    let mut longest: f64 = 0.0;
+    for r in patient.recordings() {
+        let wav = formats::wav::Wav::read(folder.join(&r.wav_file)).map_err(|e| e.to_string())?;
+        let fs = f64::from(wav.sample_rate().max(1));
+        let len = wav.frames() as u64;
+        longest = longest.max(len as f64 / fs);
+        let (_, _, s0, s1) = window(from, to, fs, len);
+        let values: Vec<f64> = match wav.channel(0) {
+            Some(formats::wav::Samples::Int(v)) => v
+                .get(s0 as usize..s1 as usize)
+                .unwrap_or(&[])
+                .iter()
+                .map(|&x| f64::from(x))
+                .collect(),
+            Some(formats::wav::Samples::Float(v)) => v
+                .get(s0 as usize..s1 as usize)
+                .unwrap_or(&[])
+                .iter()
+                .map(|&x| f64::from(x))
+                .collect(),
+            None => Vec::new(),
+        };
+        rows.push((r.record_name().to_owned(), columns(&values, cols)));
+    }
+    let (from, to, _, _) = window(from, to, 1000.0, (longest * 1000.0) as u64);
+    let height = rows.len() as f64 * LEAD_H + 24.0;
+    let summary = format!(
+        "{} recordings from {from:.1} s to {to:.1} s; true murmur {}, outcome {}.",
+        rows.len(),
+        murmur.as_deref().unwrap_or("unknown"),
+        outcome.as_deref().unwrap_or("unknown")
+    );
+    let truths = [
+        murmur.clone().unwrap_or_default(),
+        outcome.clone().unwrap_or_default(),
+    ];
+    Ok(html! {
+        dl.facts {
+            dt { "True murmur" } dd { (murmur.as_deref().unwrap_or("not labelled")) }
+            dt { "True outcome" } dd { (outcome.as_deref().unwrap_or("not labelled")) }
+        }
+        @match &output {
+            Ok(o) => {
+                div.scroll { table {
+                    caption { "The entry's output" }
+                    thead { tr { th scope="col" { "Class" } th scope="col" { "Chosen" } th scope="col" { "Probability" } th scope="col" { "Truth" } } }
+                    tbody {
+                        @for (i, class) in o.classes.iter().enumerate() {
+                            tr {
+                                th scope="row" { (class) }
+                                td { (o.binaries.get(i).map(String::as_str).unwrap_or("")) }
+                                td.num { (o.scores.get(i).map(String::as_str).unwrap_or("")) }
+                                td { @if truths.contains(class) { span.state.state-scored { "true class" } } }
+                            }
+                        }
+                    }
+                } }
+            }
+            Err(why) => { p.error { "No usable output: " (why) " (scored as the empty output)." } }
+        }
+        (zoom_links(from, to, longest))
+        figure.plot.record {
+            svg viewBox={"0 0 " (W) " " (height)} role="img" aria-label=(summary) xmlns="http://www.w3.org/2000/svg" {
+                @for (i, (label, c)) in rows.iter().enumerate() {
+                    @let top = i as f64 * LEAD_H;
+                    path d=(lead_path(c, top)) fill="none" stroke="#1b1f24" stroke-width="0.6" {}
+                    text x=(LEFT + 4.0) y=(top + 14.0) font-size="12" fill="#333" { (label) }
+                }
+                text x=(LEFT) y=(height - 4.0) font-size="12" fill="#333" { (format!("{from:.1} s")) }
+                text x=(W - 2.0) y=(height - 4.0) font-size="12" text-anchor="end" fill="#333" { (format!("{to:.1} s")) }
+            }
+            figcaption { (summary) " One row per recording location; one min/max pair per pixel column." }
         }
     })
 }

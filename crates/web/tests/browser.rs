@@ -663,7 +663,101 @@ async fn record_viewer(backend: Backend) {
     sign_in(&c, &s, "alice", "alice's password").await;
     c.goto(&s.url(&viewer)).await.unwrap();
     wait_text(&c, "h1", "Not shown in this challenge").await;
+    c.goto(&s.url("/")).await.unwrap();
+    sign_out(&c).await;
+
+    // PhysioNet 2022: a patient's recordings, the truth and the entry's probabilities.
+    let data = s.data.path().join("physionet2022");
+    synth::write_challenge("physionet2022", &data, 7, Some(3)).unwrap();
+    s.t.create_challenge(
+        "physionet2022",
+        "PhysioNet 2022",
+        store::Definition::Builtin("physionet2022".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    s.t.create_phase(
+        "physionet2022",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    s.t.create_team("physionet2022", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/physionet2022/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut patient = None;
+    for e in walk(&data) {
+        if e.extension().is_some_and(|x| x == "txt") {
+            patient = Some(e.file_stem().unwrap().to_str().unwrap().to_owned());
+            break;
+        }
+    }
+    let patient = patient.expect("a patient file");
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(
+        dir.join(format!("outputs/quiz/{patient}.csv")),
+        format!(
+            "#{patient}\nPresent,Unknown,Absent,Abnormal,Normal\n0,0,1,0,1\n0.1,0.2,0.7,0.35,0.65\n"
+        ),
+    )
+    .unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("physionet2022");
+    result["stages"][1]["records"] = json!([{"record": patient, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url(&format!("/submissions/{id}/records/{patient}")))
+        .await
+        .unwrap();
+    wait_text(&c, "h1", &patient).await;
+    let table = text_of(&c, "main table").await;
+    assert!(table.contains("Absent") && table.contains("0.7"), "{table}");
+    assert!(table.contains("true class"), "{table}");
+    let recordings = count("figure.record path").await;
+    assert!(recordings >= 1, "the recordings are drawn");
+    inert(&c).await;
+    s.shot(&c, "record-viewer-physionet2022").await;
     c.close().await.unwrap();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The submit page's refusals, in place: a spent quota, then a phase that closed while
