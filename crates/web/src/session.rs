@@ -146,19 +146,20 @@ pub(crate) fn random_hex(bytes: usize) -> String {
 }
 
 /// Whether a form post comes from this site: an `Origin` header, when the browser sends
-/// one, must name the host the request was sent to.
+/// one, must name the host the request was sent to (`Host`, or `X-Forwarded-Host` from a
+/// proxy that rewrites `Host`). This is a second wall; the CSRF token is the first.
 pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else {
         return true;
-    };
-    let Some(host) = headers.get(HOST).and_then(|v| v.to_str().ok()) else {
-        return false;
     };
     let authority = origin
         .strip_prefix("https://")
         .or_else(|| origin.strip_prefix("http://"))
         .unwrap_or("");
-    authority.eq_ignore_ascii_case(host)
+    [HOST.as_str(), "x-forwarded-host"]
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .any(|host| !host.is_empty() && authority.eq_ignore_ascii_case(host))
 }
 
 impl FromRequestParts<Web> for Ctx {
@@ -196,5 +197,61 @@ impl FromRequestParts<Web> for Ctx {
             new_pre,
             secure,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn origins() {
+        assert!(same_origin(&headers(&[("host", "a.example")])));
+        assert!(same_origin(&headers(&[
+            ("host", "a.example:8080"),
+            ("origin", "http://a.example:8080")
+        ])));
+        assert!(same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "judge.example"),
+            ("origin", "https://judge.example")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "a.example"),
+            ("origin", "https://evil.example")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "a.example"),
+            ("origin", "null")
+        ])));
+        assert!(!same_origin(&headers(&[("origin", "https://a.example")])));
+    }
+
+    #[test]
+    fn csrf_tokens_differ_by_secret_and_hide_it() {
+        let (a, b) = (csrf_of("pj_one"), csrf_of("pj_two"));
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(!a.contains("one"));
+        assert!(constant_eq(a.as_bytes(), csrf_of("pj_one").as_bytes()));
+        assert!(!constant_eq(a.as_bytes(), b.as_bytes()));
+    }
+
+    #[test]
+    fn cookies_are_http_only_and_secure_on_request() {
+        let c = cookie(SESSION, "pj_x", "Lax", Some(60), true);
+        assert_eq!(
+            c,
+            "pj_session=pj_x; Path=/; HttpOnly; SameSite=Lax; Max-Age=60; Secure"
+        );
+        assert!(!cookie(SESSION, "pj_x", "Lax", None, false).contains("Secure"));
     }
 }
