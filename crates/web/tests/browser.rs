@@ -828,6 +828,13 @@ async fn refusals_in_place(backend: Backend) {
     c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
     upload(c.clone()).await;
     wait_text(&c, "#summary", "queued").await;
+    // Withdrawn while queued: not charged, the quota is whole again.
+    click(&c, "form[action$='/withdraw'] button").await;
+    wait_text(&c, "#summary", "withdrawn").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "In this phase: 1").await;
+    upload(c.clone()).await;
+    wait_text(&c, "#summary", "queued").await;
     c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
     wait_text(&c, ".quota", "Spent: total").await;
     upload(c.clone()).await;
@@ -838,7 +845,10 @@ async fn refusals_in_place(backend: Backend) {
         s.t.quota(s.t.phases("cinc2017").await.unwrap()[0].id, alpha.id)
             .await
             .unwrap();
-    assert_eq!(n.used_total, 1, "the refused upload was not charged");
+    assert_eq!(
+        n.used_total, 1,
+        "the refused and the withdrawn uploads were not charged"
+    );
     sign_out(&c).await;
 
     sign_in(&c, &s, "bob", "bob's password").await;
