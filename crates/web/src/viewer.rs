@@ -175,13 +175,14 @@ pub(crate) async fn record(
             judge::challenge::ScorerId::Cpsc2021
                 | judge::challenge::ScorerId::Cinc2017
                 | judge::challenge::ScorerId::Physionet2022
+                | judge::challenge::ScorerId::Itr
         )
     ) {
         return Err(refuse(
             StatusCode::NOT_IMPLEMENTED,
             "No viewer for this challenge yet",
-            "The record viewer draws CPSC 2021, CinC 2017 and PhysioNet 2022 records so \
-             far. The submission's page lists each quiz record's status.",
+            "The record viewer has no drawing for this challenge's records. The \
+             submission's page lists each quiz record's status.",
         ));
     }
     let challenge = web
@@ -206,6 +207,7 @@ pub(crate) async fn record(
         Some(judge::challenge::ScorerId::Physionet2022) => {
             draw_physionet2022(&data, &outputs, &name2, w.from, w.to)
         }
+        Some(judge::challenge::ScorerId::Itr) => draw_p300(&data, &outputs, &name2),
         _ => draw(&data, &outputs, &name2, w.from, w.to),
     })
     .await
@@ -576,6 +578,101 @@ fn draw_physionet2022(
     })
 }
 
+/// The speller's character for a target code (101 = A … 126 = Z, 127 = 1 … 135 = 9,
+/// 136 = _), as docs/architecture.md fixes it.
+fn speller_char(code: i64) -> Option<char> {
+    match code {
+        101..=126 => char::from_u32(u32::try_from(code - 101).ok()? + u32::from(b'A')),
+        127..=135 => char::from_u32(u32::try_from(code - 127).ok()? + u32::from(b'1')),
+        136 => Some('_'),
+        _ => None,
+    }
+}
+
+/// P300 speller: per trial of the subject's blocks, the target (from the data's
+/// triggers), the reported character (the trial's accepted report in the session log),
+/// the sequences used and whether the report was valid.
+fn draw_p300(data: &FsPath, outputs: &FsPath, name: &str) -> Result<Markup, String> {
+    if name.contains('/') || name.contains("..") {
+        return Err(format!("subject {name:?}"));
+    }
+    let subject = stream::load::subject(&data.join(name), 0).map_err(|e| e.to_string())?;
+    let session: serde_json::Value = score_output_named(outputs, "session.json")
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let list = |k: &str| -> Vec<serde_json::Value> {
+        session
+            .get(k)
+            .and_then(|v| v.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (trials, log) = (list("trials"), list("log"));
+    let is = |v: &serde_json::Value, block: &str, trial: usize| {
+        v.get("block").and_then(|b| b.as_str()) == Some(block)
+            && v.get("trial").and_then(serde_json::Value::as_u64) == Some(trial as u64)
+    };
+    let mut rows = Vec::new();
+    for b in &subject.blocks {
+        for (i, t) in b.trials().map_err(|e| e.to_string())?.iter().enumerate() {
+            let accepted = log.iter().find(|r| {
+                is(r, &b.name, i) && r.get("status").and_then(|s| s.as_str()) == Some("accepted")
+            });
+            let later = log
+                .iter()
+                .filter(|r| {
+                    is(r, &b.name, i) && r.get("status").and_then(|s| s.as_str()) == Some("later")
+                })
+                .count();
+            let outcome = trials.iter().find(|r| is(r, &b.name, i));
+            let reported = accepted
+                .and_then(|r| r.get("code"))
+                .and_then(serde_json::Value::as_i64);
+            let sequences = outcome
+                .and_then(|o| o.get("sequences"))
+                .and_then(serde_json::Value::as_u64);
+            rows.push((
+                b.name.clone(),
+                i + 1,
+                speller_char(i64::from(t.code)),
+                reported,
+                sequences,
+                later,
+            ));
+        }
+    }
+    let right = rows
+        .iter()
+        .filter(|r| r.3.and_then(speller_char).is_some() && r.3.and_then(speller_char) == r.2)
+        .count();
+    Ok(html! {
+        p { (rows.len()) " trials in " (subject.blocks.len()) @if subject.blocks.len() == 1 { " block; " } @else { " blocks; " } (right) " reported right. "
+            "A trial without a valid report counts as wrong and takes the full 5 sequences (9 s)." }
+        @if session.is_null() { p.error { "No session log was kept for this submission's quiz." } }
+        div.scroll { table {
+            thead { tr { th scope="col" { "Block" } th scope="col" { "Trial" } th scope="col" { "Target" } th scope="col" { "Reported" }
+                th scope="col" { "Sequences used" } th scope="col" { "Valid report" } th scope="col" { "Result" } } }
+            tbody {
+                @for (block, n, target, reported, sequences, later) in &rows {
+                    @let got = reported.and_then(speller_char);
+                    tr {
+                        td { (block) } td.num { (n) }
+                        td { (target.map(String::from).unwrap_or_else(|| "?".into())) }
+                        td { @match (reported, got) {
+                            (Some(_), Some(ch)) => { (ch) }
+                            (Some(code), None) => { "code " (code) }
+                            (None, _) => { "—" }
+                        } @if *later > 0 { span.muted { " (" (later) " later report" @if *later > 1 { "s" } " ignored)" } } }
+                        td.num { (sequences.map_or("5 (none)".to_string(), |s| s.to_string())) }
+                        td { @if reported.is_some() { "yes" } @else { "no" } }
+                        td { @if got.is_some() && got == *target { span.state.state-scored { "right" } } @else { span.state.state-failed { "wrong" } } }
+                    }
+                }
+            }
+        } }
+    })
+}
+
 fn score_output_named(outputs: &FsPath, file: &str) -> Option<Vec<u8>> {
     judge::outputs::read_capped(&outputs.join(file), 16 << 20)
         .ok()
@@ -611,6 +708,17 @@ mod tests {
         // fewer samples than columns: every column still has one
         assert!(columns(&[1.0, 2.0], 5).iter().all(Option::is_some));
         assert_eq!(columns(&[f64::NAN; 4], 2), vec![None, None]);
+    }
+
+    #[test]
+    fn speller_codes_are_row_major() {
+        assert_eq!(speller_char(101), Some('A'));
+        assert_eq!(speller_char(126), Some('Z'));
+        assert_eq!(speller_char(127), Some('1'));
+        assert_eq!(speller_char(135), Some('9'));
+        assert_eq!(speller_char(136), Some('_'));
+        assert_eq!(speller_char(100), None);
+        assert_eq!(speller_char(137), None);
     }
 
     #[test]

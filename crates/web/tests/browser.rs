@@ -742,6 +742,98 @@ async fn record_viewer(backend: Backend) {
     assert!(recordings >= 1, "the recordings are drawn");
     inert(&c).await;
     s.shot(&c, "record-viewer-physionet2022").await;
+
+    // P300: per trial the target, the reported character, sequences and validity.
+    let data = s.data.path().join("p300speller");
+    synth::write_challenge("p300speller", &data, 7, Some(2)).unwrap();
+    s.t.create_challenge(
+        "p300speller",
+        "P300",
+        store::Definition::Builtin("p300speller".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    s.t.create_phase(
+        "p300speller",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    s.t.create_team("p300speller", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/p300speller/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let subject_dir = stream::load::subject_dirs(&data).unwrap().remove(0);
+    let subject = stream::load::subject(&subject_dir, 0).unwrap();
+    let block = &subject.blocks[0];
+    let spans = block.trials().unwrap();
+    assert!(spans.len() >= 2, "two trials in the first block");
+    let wrong = if spans[1].code == 101 { 102 } else { 101 };
+    let session = json!({
+        "trials": [
+            {"subject": subject.name, "block": block.name, "trial": 0, "outcome": "reported", "sequences": 3},
+            {"subject": subject.name, "block": block.name, "trial": 1, "outcome": "reported", "sequences": 5}
+        ],
+        "log": [
+            {"index": 0, "subject": subject.name, "block": block.name, "point": 10, "code": spans[0].code,
+             "status": "accepted", "trial": 0, "sequences": 3},
+            {"index": 1, "subject": subject.name, "block": block.name, "point": 20, "code": wrong,
+             "status": "accepted", "trial": 1, "sequences": 5},
+            {"index": 2, "subject": subject.name, "block": block.name, "point": 30, "code": 103,
+             "status": "later", "trial": 1}
+        ],
+        "reports": 3, "dropped_reports": 0, "finished": true
+    });
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(dir.join("outputs/quiz/session.json"), session.to_string()).unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("p300speller");
+    result["stages"][1]["records"] = json!([{"record": subject.name, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+    c.goto(&s.url(&format!("/submissions/{id}/records/{}", subject.name)))
+        .await
+        .unwrap();
+    let table = wait_text(&c, "main table tbody", "right").await;
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].contains("right") && lines[0].contains(" 3 "),
+        "{table}"
+    );
+    assert!(
+        lines[1].contains("wrong") && lines[1].contains("1 later report ignored"),
+        "{table}"
+    );
+    assert!(
+        lines
+            .get(2)
+            .is_none_or(|l| l.contains("no") && l.contains("wrong")),
+        "{table}"
+    );
+    s.shot(&c, "record-viewer-p300").await;
     c.close().await.unwrap();
 }
 
