@@ -121,18 +121,35 @@ impl PageError {
     }
 }
 
+/// An error page's words, kept on its response so that the site's error layer can
+/// draw it again inside the reader's own frame (signed in, with the navigation).
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorPage {
+    pub title: String,
+    pub message: String,
+}
+
+pub(crate) fn error_body(title: &str, message: &str) -> Markup {
+    html! {
+        h1 { (title) }
+        p.error role="alert" { (message) }
+        p { a href="/" { "Back to the challenges" } }
+    }
+}
+
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
-        let body = html! {
-            h1 { (self.title) }
-            p.error role="alert" { (self.message) }
-            p { a href="/" { "Back to the challenges" } }
-        };
-        (
+        let body = error_body(&self.title, &self.message);
+        let mut r = (
             self.status,
             axum::response::Html(frame(None, &self.title, body).into_string()),
         )
-            .into_response()
+            .into_response();
+        r.extensions_mut().insert(ErrorPage {
+            title: self.title,
+            message: self.message,
+        });
+        r
     }
 }
 

@@ -143,6 +143,7 @@ impl Web {
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))
             .fallback(fallback)
+            .layer(middleware::from_fn_with_state(self.clone(), dress))
             .layer(middleware::from_fn(guard));
         pages.with_state(self.clone())
     }
@@ -184,6 +185,23 @@ async fn fallback(State(web): State<Web>, req: Request) -> Response {
         return api::forward(&web, req).await;
     }
     html::PageError::not_found("There is no page at this address.").into_response()
+}
+
+/// An error page drawn again in the reader's frame: who is signed in, the navigation,
+/// sign-out. Only error responses pay for the session lookup a second time.
+async fn dress(State(web): State<Web>, req: Request, next: Next) -> Response {
+    let headers = req.headers().clone();
+    let r = next.run(req).await;
+    let Some(e) = r.extensions().get::<html::ErrorPage>().cloned() else {
+        return r;
+    };
+    let Ok(ctx) = session::Ctx::from_headers(&web, &headers).await else {
+        return r;
+    };
+    let status = r.status();
+    let mut page = html::page(&ctx, &e.title, html::error_body(&e.title, &e.message));
+    *page.status_mut() = status;
+    page
 }
 
 /// Every page's headers; and a form post whose `Origin` is another site is refused

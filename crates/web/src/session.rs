@@ -166,8 +166,15 @@ impl FromRequestParts<Web> for Ctx {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, web: &Web) -> Result<Ctx, Response> {
+        Ctx::from_headers(web, &parts.headers).await
+    }
+}
+
+impl Ctx {
+    /// The context of a request with these headers.
+    pub(crate) async fn from_headers(web: &Web, headers: &HeaderMap) -> Result<Ctx, Response> {
         let secure = web.config.secure_cookies;
-        if let Some(token) = cookie_value(&parts.headers, SESSION).filter(|t| !t.is_empty()) {
+        if let Some(token) = cookie_value(headers, SESSION).filter(|t| !t.is_empty()) {
             match web.store.authenticate(token).await {
                 Ok(Principal::User(u)) => {
                     return Ok(Ctx {
@@ -183,7 +190,7 @@ impl FromRequestParts<Web> for Ctx {
                 Err(e) => return Err(PageError::internal(&e).into_response()),
             }
         }
-        let (pre, new_pre) = match cookie_value(&parts.headers, PRE).filter(|p| p.len() >= 32) {
+        let (pre, new_pre) = match cookie_value(headers, PRE).filter(|p| p.len() >= 32) {
             Some(p) => (p.to_owned(), None),
             None => {
                 let p = random_hex(16);

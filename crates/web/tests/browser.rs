@@ -456,6 +456,9 @@ async fn the_whole_flow(backend: Backend) {
     sign_in(&c, &s, "bob", "bob's password").await;
     c.goto(alpha_url.as_str()).await.unwrap();
     wait_text(&c, "h1", "Not found").await;
+    // The error page is drawn in the reader's own frame.
+    wait_text(&c, "header.site", "Signed in as bob").await;
+    inert(&c).await;
     c.goto(&s.url("/challenges/cinc2017/leaderboard"))
         .await
         .unwrap();
@@ -663,7 +666,6 @@ async fn record_viewer(backend: Backend) {
     sign_in(&c, &s, "alice", "alice's password").await;
     c.goto(&s.url(&viewer)).await.unwrap();
     wait_text(&c, "h1", "Not shown in this challenge").await;
-    c.goto(&s.url("/")).await.unwrap();
     sign_out(&c).await;
 
     // PhysioNet 2022: a patient's recordings, the truth and the entry's probabilities.
