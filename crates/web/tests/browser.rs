@@ -522,10 +522,12 @@ async fn the_whole_flow(backend: Backend) {
         for path in [
             "/",
             "/challenges/cinc2017",
-            "/challenges/cinc2017/leaderboard",
             "/challenges/cinc2017/submit",
             "/submissions",
-            "/login",
+            "/challenges/cinc2017/team",
+            "/token",
+            "/organiser",
+            "/challenges/cinc2017/leaderboard",
         ] {
             c.goto(&s.url(path)).await.unwrap();
             fits(&c, w).await;
