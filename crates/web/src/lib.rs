@@ -112,6 +112,7 @@ impl Web {
             .route("/logout", post(pages::logout))
             .route("/signup", get(pages::signup_page).post(pages::signup))
             .route("/token", get(pages::token_page).post(pages::new_token))
+            .route("/token/revoke", post(pages::revoke_token))
             .route("/challenges/{id}", get(pages::challenge))
             .route(
                 "/challenges/{id}/team",

@@ -285,11 +285,13 @@ pub(crate) async fn signup(
 
 // ---- the token page ----
 
-fn token_body(ctx: &Ctx, fresh: Option<&str>) -> Markup {
+fn token_body(ctx: &Ctx, fresh: Option<&str>, revoked: Option<&str>) -> Markup {
     html! {
         h1 { "API token" }
         p { "Scripts and the command line call the API with a token: "
-            code { "Authorization: Bearer <token>" } ". A token acts as you until you sign out of it." }
+            code { "Authorization: Bearer <token>" } ". A token acts as you: keep it secret. "
+            "Tokens made here stay valid when you sign out of the site; revoke one below." }
+        @if let Some(m) = revoked { p.notice role="status" { (m) } }
         @if let Some(t) = fresh {
             section.notice aria-labelledby="fresh" {
                 h2 #fresh { "Your new token" }
@@ -303,13 +305,20 @@ fn token_body(ctx: &Ctx, fresh: Option<&str>) -> Markup {
             (csrf(ctx))
             button type="submit" { "Make a new token" }
         }
+        h2 { "Revoke a token" }
+        form.inline method="post" action="/token/revoke" {
+            (csrf(ctx))
+            label for="revoke" { "Token" }
+            input #revoke type="password" name="token" required autocomplete="off" placeholder="pj_…";
+            button type="submit" { "Revoke" }
+        }
         p { "The API is described by its OpenAPI document: " a href="/api/v1/openapi.json" { "/api/v1/openapi.json" } "." }
     }
 }
 
 pub(crate) async fn token_page(ctx: Ctx) -> PageResult {
     ctx.need_user("/token")?;
-    Ok(page(&ctx, "API token", token_body(&ctx, None)))
+    Ok(page(&ctx, "API token", token_body(&ctx, None, None)))
 }
 
 pub(crate) async fn new_token(
@@ -324,7 +333,42 @@ pub(crate) async fn new_token(
         .issue_token(user.id, "web: token page")
         .await
         .map_err(internal)?;
-    Ok(page(&ctx, "API token", token_body(&ctx, Some(&t.token))))
+    Ok(page(
+        &ctx,
+        "API token",
+        token_body(&ctx, Some(&t.token), None),
+    ))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RevokeForm {
+    csrf: String,
+    token: String,
+}
+
+/// Revokes one of the user's own tokens (another user's, or a worker's, is refused in
+/// the same words as an unknown one, so the form tells nothing about others' tokens).
+pub(crate) async fn revoke_token(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<RevokeForm>,
+) -> PageResult {
+    let (user, session) = ctx.need_user("/token")?;
+    ctx.check_csrf(&f.csrf).map_err(err)?;
+    let token = f.token.trim();
+    let mine = matches!(
+        web.store.authenticate(token).await,
+        Ok(store::Principal::User(u)) if u.id == user.id
+    );
+    let msg = if !mine {
+        "That is not one of your valid tokens: nothing was revoked."
+    } else if token == session {
+        "That is this browser's session; use “Sign out” to end it."
+    } else {
+        web.store.revoke_token(token).await.map_err(internal)?;
+        "Revoked: the token no longer works."
+    };
+    Ok(page(&ctx, "API token", token_body(&ctx, None, Some(msg))))
 }
 
 // ---- challenges ----

@@ -425,6 +425,20 @@ async fn the_whole_flow(backend: Backend) {
     click(&c, "form[action='/token'] button").await;
     let token = wait_text(&c, "#token", "pj_").await;
     s.shot(&c, "token").await;
+    let me = || {
+        http.get(s.url("/api/v1/users/me"))
+            .bearer_auth(token.trim())
+            .send()
+    };
+    assert_eq!(me().await.unwrap().status(), 200);
+    fill(&c, "#revoke", token.trim()).await;
+    click(&c, "form[action='/token/revoke'] button").await;
+    wait_text(&c, "main", "Revoked").await;
+    assert_eq!(
+        me().await.unwrap().status(),
+        401,
+        "the revoked token still works"
+    );
     sign_out(&c).await;
 
     // A second team scores higher; it cannot see Alpha's submission.
@@ -534,7 +548,6 @@ async fn the_whole_flow(backend: Backend) {
         }
         s.shot(&c, &format!("leaderboard-{w}")).await;
     }
-    let _ = token;
     c.close().await.unwrap();
 }
 
