@@ -1049,7 +1049,7 @@ fn summary(s: &SubmissionView) -> Markup {
             (state_badge(&state))
             @match state.as_str() {
                 "queued" => { @if let Some(p) = s.queue_position { " position " (p) " in the queue" } }
-                "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) {} }
+                "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) {} " " span.run-stage {} }
                 "failed" => {
                     @if let Some(st) = s.stages.iter().find(|st| word(&st.outcome) == "failed") {
                         " in " strong { (st.stage) } @if let Some(r) = &st.reason { ": " (r) }

@@ -50,6 +50,16 @@ function follow(el, id) {
     } catch (e) { /* the next event tries again */ }
     if (FINAL.includes(to)) es.close();
   });
+  // A server that knows its local runs' progress sends `progress` events too: the
+  // stage under way and its records done (none of the exam's for a team).
+  es.addEventListener('progress', (ev) => {
+    let p;
+    try { p = JSON.parse(ev.data); } catch (e) { return; }
+    const s = el.querySelector('.run-stage');
+    if (s && typeof p.stage === 'string') {
+      s.textContent = '— ' + p.stage + (p.total > 0 ? ' (' + p.done + ' of ' + p.total + ' records)' : '');
+    }
+  });
 }
 
 function live(root) {
