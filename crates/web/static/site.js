@@ -48,7 +48,7 @@ function follow(el, id) {
         if (main) { document.querySelector('main').replaceWith(document.importNode(main, true)); init(document); }
       }
     } catch (e) { /* the next event tries again */ }
-    if (FINAL.includes(to)) es.close();
+    if (FINAL.includes(to)) { es.close(); streams -= 1; }
   });
   // A server that knows its local runs' progress sends `progress` events too: the
   // stage under way and its records done (none of the exam's for a team).
@@ -62,10 +62,16 @@ function follow(el, id) {
   });
 }
 
+// A browser opens at most six connections to a site over HTTP/1.1, and each stream
+// holds one: follow the first few unfinished submissions, leaving room for the page.
+const MAX_STREAMS = 3;
+let streams = 0;
 function live(root) {
   for (const el of root.querySelectorAll('[data-submission]')) {
     const badge = el.querySelector('[data-state]');
     if (badge && FINAL.includes(badge.dataset.state)) continue;
+    if (streams >= MAX_STREAMS) break;
+    streams += 1;
     follow(el, el.dataset.submission);
   }
 }
