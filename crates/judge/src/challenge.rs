@@ -148,6 +148,46 @@ pub struct Challenge {
     /// record's reference (and whatever per-record figure is derived from it).
     #[serde(default)]
     pub reveal_quiz_labels: bool,
+    /// What an entry may install beyond the runtime (docs/judge.md, "Entries' own
+    /// packages").
+    #[serde(default)]
+    pub packages: PackagesDef,
+}
+
+/// The organiser's rules for the packages an entry brings.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PackagesDef {
+    /// Whether an entry may have packages installed beyond the runtime's (`false`: only
+    /// the runtime's, at versions its requirements allow).
+    pub extra: bool,
+    /// Packages never installed (by name, compared as the index does), whether asked
+    /// for or needed by what was.
+    pub deny: Vec<String>,
+    /// The most wheels an entry's environment may download, in MiB (all of its set,
+    /// cached or not, so that the verdict never depends on the cache).
+    pub download_mb: u64,
+    /// The most an installed environment may take, in MiB.
+    pub env_mb: u64,
+}
+
+impl Default for PackagesDef {
+    fn default() -> Self {
+        PackagesDef {
+            extra: true,
+            deny: Vec::new(),
+            download_mb: 1024,
+            env_mb: 3072,
+        }
+    }
+}
+
+impl PackagesDef {
+    /// Whether `name` is on the deny list.
+    pub fn denies(&self, name: &str) -> bool {
+        let n = runtime::normalise(name);
+        self.deny.iter().any(|d| runtime::normalise(d) == n)
+    }
 }
 
 fn default_precision() -> u32 {
@@ -289,6 +329,17 @@ impl Challenge {
             );
         }
         self.check_limits()?;
+        let p = &self.packages;
+        for (name, mb) in [("download_mb", p.download_mb), ("env_mb", p.env_mb)] {
+            if !(1..=MAX_MEMORY_MB).contains(&mb) {
+                return Err(format!(
+                    "packages.{name} = {mb} is outside 1-{MAX_MEMORY_MB} MiB"
+                ));
+            }
+        }
+        if p.deny.len() > 1000 || p.deny.iter().any(|d| d.is_empty() || d.len() > 200) {
+            return Err("packages.deny must list at most 1000 names of 1-200 characters".into());
+        }
         let plain = |s: &str| {
             !s.is_empty()
                 && s.len() <= 64
@@ -395,6 +446,21 @@ impl Challenge {
         self.single_run_limits(self.limits.setup_time_s)
     }
 
+    /// The limits of the environment's install (prep): prep's time (`setup_time_s`),
+    /// and a `/tmp` of `packages.env_mb`, where the environment is built before it is
+    /// copied out, so that its size is capped while it is written, not counted after;
+    /// `/tmp` is counted in the run's memory, which gets that much on top of the
+    /// challenge's.
+    pub fn install_limits(&self) -> sandbox::Limits {
+        let env = self.packages.env_mb << 20;
+        let mut l = self.single_run_limits(self.limits.setup_time_s);
+        l.tmp_bytes = env;
+        l.file_size_bytes = env;
+        l.memory_bytes = l.memory_bytes.saturating_add(env);
+        l.pids = l.pids.max(64);
+        l
+    }
+
     /// The limits of the train run.
     pub fn train_limits(&self) -> sandbox::Limits {
         let l = &self.limits;
@@ -474,6 +540,32 @@ mod tests {
 
     /// A limit that would wrap when scaled (17592186044416 MiB is 2^64 bytes: 0 after
     /// the shift in a release build) is refused, as is every limit out of range.
+    #[test]
+    fn package_rules_default_parse_and_are_checked() {
+        let base = BUILT_IN[1].1;
+        let c = Challenge::parse(base, "t").unwrap();
+        assert_eq!(c.packages, PackagesDef::default());
+        assert!(c.packages.extra && c.packages.download_mb == 1024);
+        let with = |extra: &str| Challenge::parse(&format!("{base}\n[packages]\n{extra}\n"), "t");
+        let c = with("extra = false\ndeny = [\"Torch\", \"tensorflow\"]\nenv_mb = 100").unwrap();
+        assert!(!c.packages.extra && c.packages.env_mb == 100);
+        assert_eq!(c.packages.download_mb, 1024);
+        assert!(c.packages.denies("torch") && c.packages.denies("TensorFlow"));
+        assert!(!c.packages.denies("numpy"));
+        let l = c.install_limits();
+        assert_eq!(l.tmp_bytes, 100 << 20);
+        assert_eq!(l.memory_bytes, (c.limits.memory_mb + 100) << 20);
+        for (bad, why) in [
+            ("extras = true", "unknown field"),
+            ("download_mb = 0", "download_mb"),
+            ("env_mb = 99999999999", "env_mb"),
+            ("deny = [\"\"]", "packages.deny"),
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn limits_out_of_range_are_refused() {
         let base = BUILT_IN[0].1;

@@ -17,6 +17,7 @@ use sandbox::InitProgram;
 use crate::JudgeError;
 use crate::challenge::{BUILT_IN, Challenge};
 use crate::pipeline::{Evaluation, Progress};
+use crate::pyenv::EnvSettings;
 use crate::result::EvalResult;
 
 /// Asks an evaluation to stop. Clones share the flag: the caller keeps one and gives one
@@ -110,6 +111,7 @@ pub struct Judge {
     init: InitProgram,
     slots: SlotPool,
     challenges: BTreeMap<String, Challenge>,
+    envs: EnvSettings,
 }
 
 impl Judge {
@@ -126,6 +128,12 @@ impl Judge {
                 message: "a judge needs at least one sandbox slot".into(),
             });
         }
+        // What evaluations of processes that died mid-run left behind (their work
+        // folders hold copies of hidden data): before this judge makes any of its own.
+        let swept = crate::workdir::sweep();
+        if swept > 0 {
+            tracing::info!("removed {swept} work folders of processes that died mid-run");
+        }
         let mut challenges = BTreeMap::new();
         for (id, _) in BUILT_IN {
             challenges.insert(id.to_string(), Challenge::built_in(id)?);
@@ -135,7 +143,18 @@ impl Judge {
             init,
             slots: SlotPool::new(slots),
             challenges,
+            envs: EnvSettings::from_env(),
         })
+    }
+
+    /// Where entries' environments are cached and which index they come from (by
+    /// default [`EnvSettings::from_env`]).
+    pub fn set_env_settings(&mut self, envs: EnvSettings) {
+        self.envs = envs;
+    }
+
+    pub fn env_settings(&self) -> &EnvSettings {
+        &self.envs
     }
 
     /// Adds (or replaces) a challenge definition.
@@ -176,6 +195,25 @@ impl Judge {
                 ),
             )
         })?;
+        self.evaluate_as(challenge, request, progress)
+    }
+
+    /// [`Judge::evaluate`] of a definition the caller holds rather than one the judge
+    /// knows: a platform judges the definition it registered (pinned by its hash), which
+    /// may have been registered after this judge was made. `request.challenge` must be
+    /// its id.
+    pub fn evaluate_as(
+        &self,
+        challenge: &Challenge,
+        request: &Request,
+        progress: &mut dyn Progress,
+    ) -> Result<EvalResult, JudgeError> {
+        if challenge.id != request.challenge {
+            return Err(JudgeError::challenge(
+                request.challenge,
+                format_args!("the definition given is for {:?}", challenge.id),
+            ));
+        }
         let slot = self.slots.take();
         let ev = Evaluation {
             challenge,
@@ -183,6 +221,7 @@ impl Judge {
             data: request.data,
             out: request.out,
             runtime: &self.runtime,
+            envs: &self.envs,
             init: self.init.clone(),
             slot: slot.number,
             cancel: request.cancel.cloned(),

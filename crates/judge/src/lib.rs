@@ -17,7 +17,7 @@ pub mod dataset;
 mod judging;
 pub mod outputs;
 pub mod pipeline;
-pub mod requirements;
+pub mod pyenv;
 pub mod result;
 pub mod shown;
 pub mod streaming;
@@ -68,6 +68,10 @@ pub enum JudgeError {
         kind: std::io::ErrorKind,
         message: String,
     },
+    /// The package index or the judge's package caches failed it (not the entry's
+    /// requirements: those are refused in prep).
+    #[error("packages: {message}")]
+    Packages { message: String },
     /// The judge broke a rule of its own.
     #[error("judge error: {message}")]
     Internal { message: String },
@@ -77,7 +81,7 @@ impl JudgeError {
     pub fn fault(&self) -> Fault {
         match self {
             JudgeError::Challenge { .. } | JudgeError::Data { .. } => Fault::Data,
-            JudgeError::Io { .. } => Fault::Machine,
+            JudgeError::Io { .. } | JudgeError::Packages { .. } => Fault::Machine,
             JudgeError::Internal { .. } => Fault::Judge,
         }
     }

@@ -41,7 +41,8 @@ pub enum Reason {
     Unpack { message: String },
     /// Required files missing or empty: "Required component(s) missing -- not scored".
     MissingFiles { files: Vec<String> },
-    /// The entry needs packages the runtime does not have.
+    /// The entry's requirements were refused (a line, a package without a wheel for the
+    /// runtime, the organiser's rules, the size limits) or could not be installed.
     Requirements { problems: Vec<String> },
     /// `setup.sh` failed or exceeded its limits (the verdict says which).
     Setup {
@@ -105,11 +106,9 @@ impl std::fmt::Display for Reason {
                 "required component(s) missing or empty: {} -- not scored",
                 list(files, ", ")
             ),
-            Reason::Requirements { problems } => write!(
-                f,
-                "requirements the runtime does not meet: {}",
-                list(problems, "; ")
-            ),
+            Reason::Requirements { problems } => {
+                write!(f, "requirements refused: {}", list(problems, "; "))
+            }
             Reason::Setup {
                 verdict,
                 exit_code,
@@ -367,6 +366,10 @@ pub struct EvalResult {
     /// Verdict `error`: what stopped the judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<JudgeFailure>,
+    /// The packages installed for the entry on top of the runtime, when any were (boxed:
+    /// a result travels in enums beside small variants).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Box<crate::pyenv::EnvironmentReport>>,
     pub judge_version: String,
 }
 

@@ -10,7 +10,9 @@
 //!
 //! [`WorkDir`] is an evaluation's work folder: `0700`, root's, removed when dropped —
 //! after a panic too — and, through [`remove_live`], by a signal handler of the binary
-//! when the judge is told to stop (SIGTERM).
+//! when the judge is told to stop (SIGTERM). A process killed outright (SIGKILL) leaves
+//! its folder; its name carries the process's id, and [`sweep`] (run by every new
+//! `Judge`) removes the folders of processes that are gone.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, OwnedFd};
@@ -139,6 +141,38 @@ pub fn remove_tree(path: &Path, deadline: Option<Instant>) -> Result<(), RemoveE
     }
 }
 
+/// The start of every work folder's name.
+const PREFIX: &str = "physiojudge-eval-";
+
+/// Removes the work folders that processes which died without cleaning up (killed with
+/// SIGKILL, say: a server killed mid-run) left in `std::env::temp_dir()`: those whose
+/// name carries the id of a process that no longer exists. Their entries' processes
+/// are gone (a run's processes die with their runner). Returns how many went.
+pub fn sweep() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        match remove_tree(&e.path(), None) {
+            Ok(()) => removed += 1,
+            Err(err) => tracing::warn!("a dead process's work folder: {err}"),
+        }
+    }
+    removed
+}
+
 /// Work folders of evaluations in progress, for [`remove_live`].
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -150,11 +184,12 @@ pub struct WorkDir {
 }
 
 impl WorkDir {
-    /// A new folder `physiojudge-eval-<random>` in `std::env::temp_dir()`.
+    /// A new folder `physiojudge-eval-<pid>-<random>` in `std::env::temp_dir()` (the
+    /// process id lets [`sweep`] tell a dead process's folder from a live one's).
     pub fn new() -> std::io::Result<WorkDir> {
         use std::os::unix::fs::PermissionsExt;
         let path = tempfile::Builder::new()
-            .prefix("physiojudge-eval-")
+            .prefix(&format!("{PREFIX}{}-", std::process::id()))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()?
             .keep();
@@ -194,6 +229,19 @@ pub fn remove_live() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dead process's folder goes (a pid above any pid_max cannot be alive); a live
+    /// one's stays.
+    #[test]
+    fn sweep_removes_only_dead_processes_folders() {
+        let dead = std::env::temp_dir().join(format!("{PREFIX}4294967-sweeptest"));
+        std::fs::create_dir_all(dead.join("inside")).unwrap();
+        std::fs::write(dead.join("inside/file"), "x").unwrap();
+        let live = WorkDir::new().unwrap();
+        sweep();
+        assert!(!dead.exists());
+        assert!(live.path().is_dir());
+    }
 
     /// A folder 30,000 levels deep (a path of 60,000 bytes, past PATH_MAX) and a wide
     /// one, made with descriptors as an entry would, are removed whole.

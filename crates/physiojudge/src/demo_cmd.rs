@@ -31,7 +31,7 @@ pub struct DemoArgs {
 }
 
 /// The answer that needs no algorithm, per challenge: every entry must beat it.
-const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
+pub const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
     (
         "cpsc2021",
         &[
@@ -113,12 +113,12 @@ struct Row {
     failure: Option<String>,
 }
 
-fn default_entries() -> PathBuf {
+pub fn default_entries() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../entries")
 }
 
 /// The runtime, set up on first use (a few minutes' download the first time).
-fn ensure_runtime() -> Result<()> {
+pub fn ensure_runtime() -> Result<()> {
     let dir = runtime::default_dir();
     if runtime::Runtime::open(&dir).is_ok() {
         return Ok(());
@@ -154,14 +154,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
             .with_context(|| format!("generating {id} data"))?;
         eprintln!("{summary}");
         let trivial_dir = base.join("entries").join(format!("trivial-{id}"));
-        std::fs::create_dir_all(&trivial_dir)?;
-        for (name, text) in trivial {
-            let to = trivial_dir.join(name);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(to, text)?;
-        }
+        write_trivial(trivial, &trivial_dir)?;
         let example = entries.join(id);
         if !example.is_dir() {
             bail!(
@@ -198,6 +191,19 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
             r.challenge,
             r.failure.as_deref().unwrap_or("")
         );
+    }
+    Ok(())
+}
+
+/// Writes a trivial entry's files (one of [`TRIVIAL`]) into `dir`.
+pub fn write_trivial(files: &[(&str, &str)], dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, text) in files {
+        let to = dir.join(name);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&to, text).with_context(|| format!("writing {}", to.display()))?;
     }
     Ok(())
 }

@@ -49,89 +49,108 @@ pub struct EvaluateArgs {
 
 /// Progress on stderr: a bar per stage with its name and elapsed time on a terminal,
 /// plain lines (at most one a second, and each stage's end) when stderr is a file or a
-/// pipe (CI logs, `2>&1 | tee`).
-struct Bars {
+/// pipe (CI logs, `2>&1 | tee`). Fed by the judge's events (`evaluate`, `demo`) or by a
+/// submission's event stream (`status`).
+pub struct Bars {
     bar: Option<ProgressBar>,
     terminal: bool,
     /// When the last plain line was printed.
     last_line: Option<std::time::Instant>,
+    /// When the stage under way started (for streams that do not say).
+    started: std::time::Instant,
 }
 
 impl Bars {
-    fn new() -> Bars {
+    pub fn new() -> Bars {
         Bars {
             bar: None,
             terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             last_line: None,
+            started: std::time::Instant::now(),
         }
+    }
+
+    /// A stage started, with `records` to do (0: no per-record progress).
+    pub fn stage(&mut self, stage: &str, records: usize) {
+        self.started = std::time::Instant::now();
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        if self.terminal {
+            let bar = if records > 0 {
+                ProgressBar::new(records as u64).with_style(
+                    ProgressStyle::with_template(
+                        "{prefix:>6} [{bar:30}] {pos}/{len} records {elapsed}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                )
+            } else {
+                let b = ProgressBar::new_spinner().with_style(
+                    ProgressStyle::with_template("{prefix:>6} {spinner} {elapsed}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                b.enable_steady_tick(Duration::from_millis(120));
+                b
+            };
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.set_prefix(stage.to_owned());
+            self.bar = Some(bar);
+        } else {
+            match records {
+                0 => eprintln!("{stage:>6}: started"),
+                n => eprintln!("{stage:>6}: started, {n} records"),
+            }
+            self.last_line = Some(std::time::Instant::now());
+        }
+    }
+
+    /// `done` of the stage's `total` records are done, `elapsed` into it (when known).
+    pub fn record(&mut self, stage: &str, done: usize, total: usize, elapsed: Option<Duration>) {
+        if self.terminal {
+            if let Some(b) = &self.bar {
+                b.set_position(done as u64);
+            }
+            return;
+        }
+        let due = self
+            .last_line
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if due || done == total {
+            let elapsed = elapsed.unwrap_or_else(|| self.started.elapsed());
+            eprintln!(
+                "{stage:>6}: {done}/{total} records, {:.0} s",
+                elapsed.as_secs_f64()
+            );
+            self.last_line = Some(std::time::Instant::now());
+        }
+    }
+
+    /// A line of its own (a stage's end, a state change), below any bar.
+    pub fn line(&mut self, text: &str) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        eprintln!("{text}");
     }
 }
 
 impl Progress for Bars {
     fn event(&mut self, event: Event<'_>) {
         match event {
-            Event::Stage { stage, records } if self.terminal => {
-                let bar = if records > 0 {
-                    ProgressBar::new(records as u64).with_style(
-                        ProgressStyle::with_template(
-                            "{prefix:>6} [{bar:30}] {pos}/{len} records {elapsed}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
-                    )
-                } else {
-                    let b = ProgressBar::new_spinner().with_style(
-                        ProgressStyle::with_template("{prefix:>6} {spinner} {elapsed}")
-                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                    );
-                    b.enable_steady_tick(Duration::from_millis(120));
-                    b
-                };
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-                bar.set_prefix(stage.as_str());
-                self.bar = Some(bar);
-            }
-            Event::Stage { stage, records } => {
-                match records {
-                    0 => eprintln!("{:>6}: started", stage.as_str()),
-                    n => eprintln!("{:>6}: started, {n} records", stage.as_str()),
-                }
-                self.last_line = Some(std::time::Instant::now());
-            }
-            Event::Record { .. } if self.terminal => {
-                if let Some(b) = &self.bar {
-                    b.inc(1);
-                }
-            }
+            Event::Stage { stage, records } => self.stage(stage.as_str(), records),
             Event::Record {
                 stage,
                 done,
                 total,
                 elapsed,
-            } => {
-                let due = self
-                    .last_line
-                    .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-                if due || done == total {
-                    eprintln!(
-                        "{:>6}: {done}/{total} records, {:.0} s",
-                        stage.as_str(),
-                        elapsed.as_secs_f64()
-                    );
-                    self.last_line = Some(std::time::Instant::now());
-                }
-            }
-            Event::Done(report) => {
-                if let Some(b) = self.bar.take() {
-                    b.finish_and_clear();
-                }
-                eprintln!(
-                    "{:>6}: {} ({:.0} s)",
-                    report.stage.as_str(),
-                    stage_text(report, None),
-                    report.wall_time_s
-                );
-            }
+            } => self.record(stage.as_str(), done, total, Some(elapsed)),
+            Event::Done(report) => self.line(&format!(
+                "{:>6}: {} ({:.0} s)",
+                report.stage.as_str(),
+                stage_text(report, None),
+                report.wall_time_s
+            )),
         }
     }
 }

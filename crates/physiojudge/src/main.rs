@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod admin_cmd;
+mod client_cmd;
 mod demo_cmd;
 mod evaluate_cmd;
 mod output;
@@ -71,6 +72,12 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// The platform's records without the server running: the first organiser account.
     Admin(admin_cmd::AdminArgs),
+    /// Upload an entry to a platform (an archive, or a folder packed as .tar.gz) and
+    /// follow its submission to its end (exit 0 scored, 1 failed, 3 error).
+    Submit(client_cmd::SubmitArgs),
+    /// A submission on a platform: its state, its stages' progress as they run, then
+    /// its stages, reasons and scores (exit 0 scored, 1 failed, 3 error).
+    Status(client_cmd::StatusArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -127,6 +134,8 @@ fn main() -> ExitCode {
         Command::P300(cmd) => p300_cmd::run(cmd, &mut out),
         Command::Serve(a) => serve_cmd::run(a, &mut out),
         Command::Admin(a) => admin_cmd::run(a, &mut out),
+        Command::Submit(a) => client_cmd::submit(a, &mut out),
+        Command::Status(a) => client_cmd::status(a, &mut out),
     }
     .and_then(|()| out.flush().map_err(anyhow::Error::from));
     // The cgroups the sandbox made ahead for further runs (nothing if none ran).
@@ -139,6 +148,12 @@ fn main() -> ExitCode {
             let _ = out.flush();
             eprintln!("physiojudge: the judge could not finish (not the entry's fault): {e:#}");
             ExitCode::from(3)
+        }
+        Err(e) if e.is::<output::Exit>() => {
+            let _ = out.flush();
+            let code = e.downcast_ref::<output::Exit>().map_or(1, |x| x.code);
+            eprintln!("physiojudge: {e}");
+            ExitCode::from(code)
         }
         Err(e) if e.is::<output::UsageError>() => {
             let _ = out.flush();

@@ -15,6 +15,28 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// An outcome that calls for an exit status of its own (`status` of a failed or errored
+/// submission): its message goes to stderr, its code is the process's.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn new(code: u8, message: String) -> Exit {
+        Exit { code, message }
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
 /// Whether an error is (or wraps) a write to a closed pipe.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -61,9 +83,14 @@ pub fn run_folder(kind: &str, prefix: &str) -> anyhow::Result<std::path::PathBuf
 
 /// `t` as the ISO 8601 basic UTC form `YYYYMMDDTHHMMSSZ` (a file name without colons).
 fn utc_stamp(t: std::time::SystemTime) -> String {
-    let secs = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    utc_stamp_secs(
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// [`utc_stamp`] of a time in seconds since the Unix epoch.
+pub fn utc_stamp_secs(secs: u64) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's civil_from_days).
     let z = days + 719_468;

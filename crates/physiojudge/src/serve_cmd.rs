@@ -5,8 +5,9 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
+use serde_json::{Value, json};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -28,6 +29,27 @@ pub struct ServeArgs {
     /// the number of CPUs; 0: none, the queue only fills).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// The first sandbox slot of the local workers: they use slots K, K+1, …
+    /// (uids 60000+K, …). Two judges on one machine need disjoint slots.
+    #[arg(long, default_value_t = 0)]
+    pub first_slot: u32,
+    /// Seed a working site and judge it: an organiser (its token is printed), the four
+    /// challenges on data generated with `synth` (in the state folder), an open phase
+    /// each, and the example and trivial entries submitted as two teams. Without
+    /// --state, a new state folder per run in physiojudge's data folder
+    /// ($XDG_DATA_HOME/physiojudge/serve-demo/<UTC time>).
+    #[arg(long)]
+    pub demo: bool,
+    /// With --demo: the seed of the generated data.
+    #[arg(long, default_value_t = crate::evaluate_cmd::DEFAULT_SEED, requires = "demo")]
+    pub seed: u64,
+    /// With --demo: records (patients, subjects) per challenge (default: synth's demo
+    /// size).
+    #[arg(long, requires = "demo")]
+    pub records: Option<usize>,
+    /// With --demo: the folder of example entries (default: the checkout's `entries/`).
+    #[arg(long, requires = "demo")]
+    pub entries: Option<PathBuf>,
     /// Mark the web site's session cookie `Secure` (serve behind https only).
     #[arg(long)]
     pub secure_cookies: bool,
@@ -46,9 +68,26 @@ pub async fn open_store(state: &Path, database: Option<&str>) -> anyhow::Result<
 }
 
 pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let state = a
-        .state
-        .unwrap_or_else(|| runtime::data_home().join("serve"));
+    let state = match (&a.state, a.demo) {
+        (Some(s), _) => s.clone(),
+        (None, false) => runtime::data_home().join("serve"),
+        (None, true) => crate::output::run_folder("serve-demo", "")?,
+    };
+    if a.demo {
+        if a.workers == Some(0) {
+            return Err(crate::output::UsageError(
+                "--demo judges its submissions: it needs workers (not --workers 0)".into(),
+            )
+            .into());
+        }
+        if !nix::unistd::Uid::effective().is_root() {
+            bail!(
+                "--demo judges entries in the sandbox, which needs root (namespaces, \
+                 cgroups): run it as root"
+            );
+        }
+        crate::demo_cmd::ensure_runtime()?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -64,19 +103,36 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
         let waker = queue.clone();
         config.on_queued = Some(server::OnQueued(std::sync::Arc::new(move || waker.wake())));
+        // The local runs' progress, as the workers' observer hears it, for the event
+        // streams.
+        let progress = Progress::default();
+        let seen = progress.clone();
+        config.progress = Some(server::ProgressSource(std::sync::Arc::new(move |id| {
+            seen.get(id)
+        })));
         let server = server::Server::new(store.clone(), config)
             .with_context(|| format!("preparing the state folder {}", state.display()))?;
         let slots = a.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
         let _pool = if slots > 0 {
-            let slots_u32 = u32::try_from(slots).context("--workers is too large")?;
-            let judge = std::sync::Arc::new(crate::evaluate_cmd::judge_with_slots(0..slots_u32)?);
+            let end = u32::try_from(slots)
+                .ok()
+                .and_then(|n| a.first_slot.checked_add(n))
+                .context("--workers or --first-slot is too large")?;
+            let judge =
+                std::sync::Arc::new(crate::evaluate_cmd::judge_with_slots(a.first_slot..end)?);
             let config = worker::Config::new(&state, slots);
             Some(
-                worker::Pool::start_local(&queue, "local", judge, config, None)
-                    .await
-                    .context("starting the local workers")?,
+                worker::Pool::start_local(
+                    &queue,
+                    "local",
+                    judge,
+                    config,
+                    Some(progress.observer()),
+                )
+                .await
+                .context("starting the local workers")?,
             )
         } else {
             None
@@ -102,8 +158,240 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         out.flush()?;
         // SIGINT/SIGTERM end the process (main's signal thread): every record is a
         // committed transaction, and unfinished uploads are removed at the next start.
-        site.serve(listener).await.context("serving")?;
+        if a.demo {
+            let serving = tokio::spawn(site.serve(listener));
+            let demo = Demo {
+                base: format!("http://{addr}"),
+                state: state.clone(),
+                seed: a.seed,
+                records: a.records,
+                entries: a
+                    .entries
+                    .clone()
+                    .unwrap_or_else(crate::demo_cmd::default_entries),
+            };
+            demo.seed(&store, out).await?;
+            serving.await.context("serving")?.context("serving")?;
+        } else {
+            site.serve(listener).await.context("serving")?;
+        }
         store.close().await;
         Ok(())
     })
+}
+
+/// The last progress of each running local attempt, by submission.
+#[derive(Clone, Default)]
+struct Progress(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, server::RunProgress>>>,
+);
+
+impl Progress {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<uuid::Uuid, server::RunProgress>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, id: uuid::Uuid) -> Option<server::RunProgress> {
+        self.lock().get(&id).cloned()
+    }
+
+    /// The pool's observer: records each run's progress, forgets it when the job ends.
+    fn observer(&self) -> worker::Observer {
+        let me = self.clone();
+        std::sync::Arc::new(move |e: &worker::Event| match e {
+            worker::Event::Progress {
+                attempt, progress, ..
+            } => {
+                if let Some(stage) = &progress.stage {
+                    me.lock().insert(
+                        attempt.submission.0,
+                        server::RunProgress {
+                            attempt: attempt.number,
+                            stage: stage.clone(),
+                            done: progress.done,
+                            total: progress.total,
+                        },
+                    );
+                }
+            }
+            worker::Event::Finished { attempt, .. } => {
+                me.lock().remove(&attempt.submission.0);
+            }
+            _ => {}
+        })
+    }
+}
+
+/// What `serve --demo` seeds, through the server's own HTTP API (as an organiser and
+/// two participants would), so the site it shows is made the way any site is.
+struct Demo {
+    base: String,
+    state: PathBuf,
+    seed: u64,
+    records: Option<usize>,
+    entries: PathBuf,
+}
+
+impl Demo {
+    async fn call(
+        &self,
+        http: &reqwest::Client,
+        token: &str,
+        path: &str,
+        body: Value,
+    ) -> anyhow::Result<Value> {
+        let r = http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .with_context(|| format!("POST {path}"))?;
+        let status = r.status();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("POST {path}: {status}: {}", v["error"]["message"]);
+        }
+        Ok(v)
+    }
+
+    async fn seed(&self, store: &store::Store, out: &mut dyn Write) -> anyhow::Result<()> {
+        let http = reqwest::Client::new();
+        // The first organiser, as `admin user add` makes it.
+        let org = store
+            .create_user("organiser", store::Role::Organiser, None)
+            .await
+            .context("creating the demo's organiser (--demo needs a fresh state folder)")?;
+        let org_token = store
+            .issue_token(org.id, "physiojudge serve --demo")
+            .await
+            .context("issuing the organiser's token")?
+            .token;
+        writeln!(out, "demo organiser token: {org_token}")?;
+        let mut teams = Vec::new();
+        for (name, team) in [("alice", "Examples"), ("bob", "Trivial")] {
+            let u = self
+                .call(
+                    &http,
+                    &org_token,
+                    "/api/v1/users",
+                    json!({"name": name, "role": "participant"}),
+                )
+                .await?;
+            let token = u["token"].as_str().unwrap_or_default().to_owned();
+            writeln!(out, "demo participant {name} (team {team}) token: {token}")?;
+            teams.push((team, token));
+        }
+        out.flush()?;
+        let now = chrono_now();
+        let data_root = self.state.join("demo-data");
+        let entries_root = self.state.join("demo-entries");
+        for (id, trivial) in crate::demo_cmd::TRIVIAL {
+            let data = data_root.join(id);
+            let (seed, records) = (self.seed, self.records);
+            let dir = data.clone();
+            let summary = tokio::task::spawn_blocking(move || {
+                synth::write_challenge(id, &dir, seed, records)
+            })
+            .await
+            .context("generating data")?
+            .with_context(|| format!("generating {id} data"))?;
+            eprintln!("{summary}");
+            let data_path = data
+                .canonicalize()
+                .with_context(|| format!("{}", data.display()))?;
+            self.call(
+                &http,
+                &org_token,
+                "/api/v1/challenges",
+                json!({"id": id, "definition": id, "data": data_path.to_string_lossy()}),
+            )
+            .await?;
+            self.call(
+                &http,
+                &org_token,
+                &format!("/api/v1/challenges/{id}/phases"),
+                json!({"name": "open", "opens": now.0, "closes": now.1,
+                       "scored_split": "exam", "show_exam": true, "rule": "best"}),
+            )
+            .await?;
+            let trivial_dir = entries_root.join(format!("trivial-{id}"));
+            crate::demo_cmd::write_trivial(trivial, &trivial_dir)?;
+            let example = self.entries.join(id);
+            if !example.is_dir() {
+                bail!(
+                    "{}: the example entry is missing (pass --entries DIR)",
+                    example.display()
+                );
+            }
+            for ((team, token), entry) in teams.iter().zip([example, trivial_dir]) {
+                self.call(
+                    &http,
+                    token,
+                    "/api/v1/teams",
+                    json!({"name": team, "challenge": id}),
+                )
+                .await?;
+                let archive = crate::client_cmd::pack(&entry)?;
+                let file = tokio::fs::File::open(archive.path()).await?;
+                let size = file.metadata().await?.len();
+                let r = http
+                    .post(format!("{}/api/v1/challenges/{id}/submissions", self.base))
+                    .bearer_auth(token)
+                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+                    .header(reqwest::header::CONTENT_LENGTH, size)
+                    .body(reqwest::Body::from(file))
+                    .send()
+                    .await
+                    .context("uploading a demo entry")?;
+                let status = r.status();
+                let v: Value = r.json().await.unwrap_or(Value::Null);
+                if !status.is_success() {
+                    bail!(
+                        "uploading {}: {status}: {}",
+                        entry.display(),
+                        v["error"]["message"]
+                    );
+                }
+                writeln!(
+                    out,
+                    "demo submission {} ({id}, team {team})",
+                    v["id"].as_str().unwrap_or("?")
+                )?;
+                out.flush()?;
+            }
+        }
+        writeln!(
+            out,
+            "demo seeded: leaderboards at {}/api/v1/challenges/<id>/leaderboard; follow a \
+             submission with `physiojudge status --server {} --token T ID`",
+            self.base, self.base
+        )?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// The demo phase's opening (a minute ago) and closing (a year on) times, RFC 3339.
+fn chrono_now() -> (String, String) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (rfc3339(now.saturating_sub(60)), rfc3339(now + 365 * 86_400))
+}
+
+fn rfc3339(secs: u64) -> String {
+    let stamp = crate::output::utc_stamp_secs(secs);
+    // YYYYMMDDTHHMMSSZ → YYYY-MM-DDTHH:MM:SSZ
+    format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &stamp[0..4],
+        &stamp[4..6],
+        &stamp[6..8],
+        &stamp[9..11],
+        &stamp[11..13],
+        &stamp[13..15]
+    )
 }

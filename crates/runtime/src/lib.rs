@@ -9,8 +9,9 @@
 //! lock) is written, after every wheel installed and `pip check` passed; until then it
 //! lives under a temporary name, so a half-built runtime is never used.
 //!
-//! Not here: running entries (the `sandbox` crate) or deciding what an entry may ask for
-//! (the judge compares its requirements with [`Lock::pins`]).
+//! Not here: running entries (the `sandbox` crate), or what an entry asks for beyond the
+//! runtime (the judge's `pyenv` resolves it with this runtime's own pip and installs it
+//! into an environment of the entry's own, shown in front of the runtime).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -50,6 +50,32 @@ impl std::fmt::Debug for OnQueued {
     }
 }
 
+/// How far a running attempt got, as its worker last said: what a submission's event
+/// stream sends as `progress` events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunProgress {
+    /// The attempt's number.
+    pub attempt: u32,
+    /// The stage under way (`prep`, `train`, `quiz`, `exam`, `score`).
+    pub stage: String,
+    /// Records of the stage done, of `total` (0: no per-record progress).
+    pub done: usize,
+    pub total: usize,
+}
+
+/// Where the server learns the progress of running submissions (the local workers of
+/// `physiojudge serve`): `None` when it knows nothing of that submission.
+#[derive(Clone)]
+pub struct ProgressSource(
+    pub std::sync::Arc<dyn Fn(uuid::Uuid) -> Option<RunProgress> + Send + Sync>,
+);
+
+impl std::fmt::Debug for ProgressSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSource")
+    }
+}
+
 /// Where the server keeps files and how it bounds the work a request may cause.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -75,6 +101,8 @@ pub struct Config {
     pub login_tries_per_minute: u32,
     /// Told when a submission was queued, if anyone must be.
     pub on_queued: Option<OnQueued>,
+    /// Where event streams find a running submission's progress, if anywhere.
+    pub progress: Option<ProgressSource>,
 }
 
 impl Config {
@@ -97,6 +125,7 @@ impl Config {
             events_poll: Duration::from_secs(1),
             login_tries_per_minute: 10,
             on_queued: None,
+            progress: None,
         }
     }
 }

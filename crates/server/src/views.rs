@@ -612,11 +612,24 @@ pub struct StateEvent {
     pub change: HistoryView,
 }
 
+/// How far a running submission got (`event: progress`, no `id`). Of the exam a team
+/// gets `done` and `total` as 0: only that it runs.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ProgressEvent {
+    pub submission: Uuid,
+    pub attempt: u32,
+    /// `prep`, `train`, `quiz`, `exam` or `score`.
+    pub stage: String,
+    /// Records of the stage done, of `total` (0: no per-record progress shown).
+    pub done: usize,
+    pub total: usize,
+}
+
 /// One event of a submission's event stream as the stream carries it (the schema of
 /// each event, as OpenAPI 3.1 reads a `text/event-stream` schema).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct StateEventFrame {
-    /// Always `state`.
+    /// `state` (a [`StateEvent`], with an `id`) or `progress` (a [`ProgressEvent`]).
     pub event: String,
     /// The change's sequence number (send it back as `Last-Event-ID` to resume).
     pub id: String,

@@ -226,6 +226,7 @@ mod tests {
                 ],
             }),
             error: None,
+            environment: None,
             judge_version: "0.1.0".into(),
         }
     }

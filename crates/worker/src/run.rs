@@ -77,44 +77,29 @@ impl judge::Progress for Sink<'_> {
     }
 }
 
-/// The judge's id of the challenge the platform registered with `definition`: a
-/// built-in one by its id; a TOML one only if the judge was given the very same
-/// definition (the binary adds the registered definitions to its judge).
+/// The definition the platform registered: a built-in one by its id (as this judge has
+/// it), or the registered TOML text itself. The TOML is judged as registered (its hash
+/// is the challenge's), so a challenge registered after this worker started is judged
+/// too, and a judge that has another definition under the same id never stands in for it.
 fn judge_challenge(
     judge: &Judge,
     job_challenge: &str,
     definition: &Definition,
-) -> Result<String, ErrorReason> {
+) -> Result<judge::Challenge, ErrorReason> {
     match definition {
         Definition::Builtin(id) => match judge.challenge(id) {
-            Some(_) => Ok(id.clone()),
+            Some(c) => Ok(c.clone()),
             None => Err(ErrorReason::UnknownChallenge {
                 challenge: job_challenge.to_owned(),
                 message: format!("the judge has no built-in challenge {id:?}"),
             }),
         },
-        Definition::Toml(text) => {
-            let parsed = judge::Challenge::parse(text, job_challenge).map_err(|e| {
-                ErrorReason::UnknownChallenge {
-                    challenge: job_challenge.to_owned(),
-                    message: e.to_string(),
-                }
-            })?;
-            match judge.challenge(&parsed.id) {
-                Some(known) if *known == parsed => Ok(parsed.id),
-                Some(_) => Err(ErrorReason::UnknownChallenge {
-                    challenge: job_challenge.to_owned(),
-                    message: format!(
-                        "the judge's definition of {:?} differs from the registered one",
-                        parsed.id
-                    ),
-                }),
-                None => Err(ErrorReason::UnknownChallenge {
-                    challenge: job_challenge.to_owned(),
-                    message: format!("the judge was not given the definition of {:?}", parsed.id),
-                }),
+        Definition::Toml(text) => judge::Challenge::parse(text, job_challenge).map_err(|e| {
+            ErrorReason::UnknownChallenge {
+                challenge: job_challenge.to_owned(),
+                message: e.to_string(),
             }
-        }
+        }),
     }
 }
 
@@ -162,7 +147,7 @@ fn judge_one(
         });
     }
     let request = Request {
-        challenge: &challenge,
+        challenge: &challenge.id,
         entry: &a.entry,
         data: &data,
         out,
@@ -174,7 +159,7 @@ fn judge_one(
         attempt: a.lease.attempt,
         progress,
     };
-    RunEnd::Judged(shared.judge.evaluate(&request, &mut sink))
+    RunEnd::Judged(shared.judge.evaluate_as(&challenge, &request, &mut sink))
 }
 
 /// Runs one job to its end: see the crate documentation.

@@ -47,10 +47,15 @@ def load_class(entry):
     entry = pathlib.Path(entry).resolve()
     folder = entry / "AlgorithmImplement"
     source = folder / "AlgorithmImplement.py"
+    # The contest let teams ship compiled files only: Python imports a .pyc that sits
+    # where its source would (the judge checked in prep that it is for this Python).
+    compiled = folder / "AlgorithmImplement.pyc"
+    if not source.is_file() and compiled.is_file():
+        source = compiled
     if not source.is_file():
-        raise ImportError(f"{source} not found: an entry needs AlgorithmImplement/AlgorithmImplement.py")
+        raise ImportError(f"{source} not found: an entry needs AlgorithmImplement/AlgorithmImplement.py (or .pyc)")
     sys.path[:0] = [str(entry), str(folder)]
-    if (folder / "__init__.py").is_file():
+    if (folder / "__init__.py").is_file() or (folder / "__init__.pyc").is_file():
         module = importlib.import_module("AlgorithmImplement.AlgorithmImplement")
     else:
         # With no __init__.py, AlgorithmImplement.py itself is the top-level module

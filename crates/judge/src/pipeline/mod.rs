@@ -89,6 +89,8 @@ pub struct Evaluation<'a> {
     pub out: &'a Path,
     /// The Python runtime, mounted at `/runtime`.
     pub runtime: &'a runtime::Runtime,
+    /// Where entries' own packages come from and are cached.
+    pub envs: &'a crate::pyenv::EnvSettings,
     pub init: InitProgram,
     /// The sandbox slot (concurrent evaluations use different slots).
     pub slot: u32,
@@ -155,7 +157,17 @@ struct Evaluator<'a, 'p> {
     /// The entry's `config.toml` (stream interface), read in prep.
     config: EntryConfig,
     split: SplitSizes,
+    /// What the entry asks for beyond the runtime (read in prep).
+    wanted: Vec<crate::pyenv::Requirement>,
+    /// The entry's installed environment (host path of its `site` folder), shown
+    /// read-only at [`ENV_MOUNT`] from prep's `setup.sh` on.
+    env_site: Option<PathBuf>,
+    environment: Option<Box<crate::pyenv::EnvironmentReport>>,
 }
+
+/// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
+/// runtime's).
+pub const ENV_MOUNT: &str = "/env";
 
 /// Runs every stage and writes the result folder; returns the result. An `Err` is the
 /// judge's own failure (bad data folder, unwritable result folder); everything the entry
@@ -188,6 +200,9 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         dry_run: false,
         config: EntryConfig::default(),
         split: SplitSizes::default(),
+        wanted: Vec::new(),
+        env_site: None,
+        environment: None,
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -206,6 +221,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
                     fault: e.fault(),
                     message: e.to_string(),
                 }),
+                environment: run.environment.take(),
                 judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             // The judge's failure is the answer; a result that cannot be written too
@@ -335,6 +351,7 @@ impl Evaluator<'_, '_> {
             quiz_score,
             exam_score: for_participant,
             error: None,
+            environment: self.environment.take(),
             judge_version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
@@ -462,6 +479,20 @@ impl Evaluator<'_, '_> {
             }
         }
         cfg.env.extend(self.driver.env());
+        if let Some(site) = &self.env_site {
+            cfg.binds.push(ro(site, ENV_MOUNT));
+            // After the judge's own (/judge), before the runtime's site-packages.
+            match cfg.env.iter_mut().find(|(k, _)| k == "PYTHONPATH") {
+                Some((_, v)) => *v = format!("{v}:{ENV_MOUNT}"),
+                None => cfg.env.push(("PYTHONPATH".into(), ENV_MOUNT.into())),
+            }
+            // Its scripts last: none may stand in for the runtime's python.
+            for (k, v) in &mut cfg.env {
+                if k == "PATH" {
+                    *v = format!("{v}:{ENV_MOUNT}/bin");
+                }
+            }
+        }
         cfg.limits = limits;
         cfg.slot = self.ev.slot;
         cfg.stop = self.ev.cancel.as_ref().map(CancelToken::flag);

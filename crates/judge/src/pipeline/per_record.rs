@@ -13,11 +13,63 @@ use super::{ANSWER_CAP, Evaluator, OUTPUT_CAP, StageLog, chown_tree, io, message
 use crate::JudgeError;
 use crate::dataset::shown_files;
 use crate::outputs::read_capped;
-use crate::requirements;
+use crate::pyenv::parse::{Debian, Requirement, debian_installed, parse_debian};
 use crate::result::{Reason, RecordState, Stage};
 use crate::workdir::{RemoveError, remove_tree};
 
 pub(super) struct PerRecord;
+
+/// Where dpkg keeps what is installed (read, never run).
+const DPKG_STATUS: &str = "/var/lib/dpkg/status";
+
+/// A 2017 `dependencies.txt`: each Debian Python package becomes a requirement on the
+/// pip package it carries (installed like `requirements.txt`'s, the Debian version
+/// ignored: it says nothing of a pip version); any other package must be installed on
+/// this machine already (the sandbox shows its `/usr`; the judge installs no Debian
+/// package).
+fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &mut Vec<String>) {
+    let file = "dependencies.txt";
+    let lines = match parse_debian(file, text) {
+        Ok(l) => l,
+        Err(p) => {
+            problems.extend(p);
+            return;
+        }
+    };
+    let status = std::fs::read_to_string(DPKG_STATUS).unwrap_or_default();
+    for d in lines {
+        match d {
+            Debian::Python => {}
+            Debian::Pip { line, debian, pip } => {
+                log.line(&format!(
+                    "{file}: line {line}: {debian} is read as the pip package {pip} (any \
+                     version; resolved with the entry's other requirements)"
+                ));
+                ev.wanted.push(Requirement {
+                    line,
+                    name: pip,
+                    extras: Vec::new(),
+                    clauses: Vec::new(),
+                    marker: None,
+                });
+            }
+            Debian::System { line, name } => {
+                if debian_installed(&status, &name) {
+                    log.line(&format!(
+                        "{file}: line {line}: {name} is installed on this machine"
+                    ));
+                } else {
+                    problems.push(format!(
+                        "{file}: line {line}: the Debian package {name} is not installed on \
+                         the judging machine, and the judge installs no Debian packages; \
+                         Python packages go in as python3-NAME lines (installed from wheels), \
+                         other programs must be shipped in the entry"
+                    ));
+                }
+            }
+        }
+    }
+}
 
 impl Driver for PerRecord {
     /// `dependencies.txt` names Debian packages the sandbox must have; the entry's own
@@ -25,15 +77,12 @@ impl Driver for PerRecord {
     fn prep(
         &self,
         ev: &mut Evaluator,
-        _log: &mut StageLog,
+        log: &mut StageLog,
         problems: &mut Vec<String>,
     ) -> Result<Option<Reason>, JudgeError> {
         let path = ev.entry.join("dependencies.txt");
         if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
-            problems.extend(requirements::check_debian(
-                "dependencies.txt",
-                &String::from_utf8_lossy(&bytes),
-            ));
+            debian_needs(ev, log, &String::from_utf8_lossy(&bytes), problems);
         }
         ev.submitted = read_capped(&ev.entry.join("answers.txt"), OUTPUT_CAP)
             .ok()

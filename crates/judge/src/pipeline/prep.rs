@@ -2,14 +2,16 @@
 //! interface needs), give it to the sandbox uid, write our code at `/judge`, run
 //! `setup.sh`.
 
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use sandbox::Verdict;
 
-use super::{Evaluator, StageLog, chown_tree, io, mkdir, run_failure};
+use super::{Evaluator, StageLog, chown_tree, io, mkdir, ro, run_failure};
 use crate::JudgeError;
 use crate::outputs::read_capped;
-use crate::requirements;
+use crate::pyenv::parse::parse_requirements;
+use crate::pyenv::{self, COMPLETE, EnvError, EnvironmentReport, Resolution, pyc};
 use crate::result::{Outcome, Reason, Stage};
 use crate::unpack::{Caps, unpack};
 
@@ -43,13 +45,17 @@ impl Evaluator<'_, '_> {
                 });
             }
         }
-        let missing: Vec<String> = self
-            .c
-            .required_files
-            .iter()
-            .filter(|f| !non_empty(&self.entry.join(f)))
-            .cloned()
-            .collect();
+        let mut missing = Vec::new();
+        for f in &self.c.required_files {
+            match alternatives(f)
+                .into_iter()
+                .find(|a| non_empty(&self.entry.join(a)))
+            {
+                Some(a) if a != *f => log.line(&format!("required file {f}: {a} is taken for it")),
+                Some(_) => {}
+                None => missing.push(f.clone()),
+            }
+        }
         if !missing.is_empty() {
             log.line("Required component(s) missing -- not scored");
             return fail(Reason::MissingFiles { files: missing });
@@ -58,21 +64,31 @@ impl Evaluator<'_, '_> {
         if let Some(req) = &self.c.requirements {
             let path = self.entry.join(req);
             if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
-                problems.extend(requirements::check_pip(
-                    req,
-                    &String::from_utf8_lossy(&bytes),
-                ));
+                match parse_requirements(req, &String::from_utf8_lossy(&bytes)) {
+                    Ok(r) => self.wanted.extend(r),
+                    Err(p) => problems.extend(p),
+                }
             }
         }
+        // Compiled files Python would load in place of source must suit its version.
+        problems.extend(pyc::check_tree(
+            &self.entry,
+            runtime::PYTHON_VERSION,
+            crate::unpack::Caps::default().files,
+        ));
         self.dry_run = self.entry.join("DRYRUN").exists();
         if let Some(reason) = self.driver.prep(self, log, &mut problems)? {
             return fail(reason);
         }
         if !problems.is_empty() {
+            let problems = capped(problems);
             for p in &problems {
                 log.line(p);
             }
             return fail(Reason::Requirements { problems });
+        }
+        if let Some(reason) = self.environment(log)? {
+            return fail(reason);
         }
         chown_tree(&self.entry, self.uid)?;
         let dir = self.work.join("judge");
@@ -102,6 +118,30 @@ impl Evaluator<'_, '_> {
     }
 }
 
+/// At most this many problems are listed (a huge file must not make a huge result).
+const MAX_PROBLEMS: usize = 20;
+
+fn capped(mut problems: Vec<String>) -> Vec<String> {
+    if problems.len() > MAX_PROBLEMS {
+        let more = problems.len() - MAX_PROBLEMS;
+        problems.truncate(MAX_PROBLEMS);
+        problems.push(format!("… and {more} more"));
+    }
+    problems
+}
+
+/// The names that meet a required file: the official entries ship `LICENSE` and
+/// `AUTHORS` where the challenge's rules say `LICENSE.txt` and `AUTHORS.txt`, so a
+/// required `NAME.txt` is also met by `NAME` or `NAME.md`.
+fn alternatives(required: &str) -> Vec<String> {
+    let mut names = vec![required.to_string()];
+    if let Some(stem) = required.strip_suffix(".txt") {
+        names.push(stem.to_string());
+        names.push(format!("{stem}.md"));
+    }
+    names
+}
+
 /// A regular file with content, or a folder with something in it.
 fn non_empty(path: &std::path::Path) -> bool {
     match std::fs::symlink_metadata(path) {
@@ -109,4 +149,225 @@ fn non_empty(path: &std::path::Path) -> bool {
         Ok(m) if m.is_dir() => std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_some()),
         _ => false,
     }
+}
+
+impl Evaluator<'_, '_> {
+    /// Resolves what the entry asked for beyond the runtime and finds or builds its
+    /// environment (docs/judge.md, "Entries' own packages"). `Some`: refused.
+    fn environment(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
+        let reqs = std::mem::take(&mut self.wanted);
+        if reqs.is_empty() {
+            return Ok(None);
+        }
+        let settings = self.ev.envs;
+        let scratch = self.work.join("resolve");
+        let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
+        let mut said = Vec::new();
+        let resolved = pyenv::resolve(
+            settings,
+            self.ev.runtime,
+            &self.c.packages,
+            &reqs,
+            &scratch,
+            stop.as_deref(),
+            &mut |l| said.push(l.to_string()),
+        );
+        for l in &said {
+            log.line(l);
+        }
+        let r = match resolved {
+            Ok(None) => return Ok(None),
+            Ok(Some(r)) => r,
+            Err(EnvError::Refused(problems)) => {
+                let problems = capped(problems);
+                for p in &problems {
+                    log.line(p);
+                }
+                return Ok(Some(Reason::Requirements { problems }));
+            }
+            // The stage's outcome becomes `stopped` (`finish`), whatever the reason.
+            Err(EnvError::Judge(_)) if self.cancelled() => {
+                return Ok(Some(Reason::Stopped));
+            }
+            Err(EnvError::Judge(message)) => return Err(JudgeError::Packages { message }),
+        };
+        let envs = settings.cache.join("envs");
+        mkdir(&envs)?;
+        let dir = pyenv::env_dir(settings, &r.key);
+        // One build of an environment at a time, across this machine's evaluations:
+        // the second waits and finds it built.
+        let lock_path = envs.join(format!("{}.lock", r.key));
+        let lock = std::fs::File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
+        let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| io(&lock_path, e.into()))?;
+        let cached = dir.join(COMPLETE).is_file();
+        if cached {
+            log.line(&format!(
+                "environment {} found in the cache: nothing downloaded or installed",
+                r.key
+            ));
+        } else if let Some(reason) = self.install(&r, &dir, log)? {
+            return Ok(Some(reason));
+        }
+        self.env_site = Some(dir.join("site"));
+        self.environment = Some(Box::new(EnvironmentReport {
+            key: r.key.clone(),
+            packages: r.packages.clone(),
+            cached,
+        }));
+        Ok(None)
+    }
+
+    /// Installs `r`'s wheels into `dir` with the runtime's pip, in the sandbox: no
+    /// network, prep's time, the environment built in a `/tmp` of `packages.env_mb` and
+    /// then copied out. Runs no code of the entry's: pip is started isolated (`-I`) in a
+    /// run that sees neither the entry nor its working folder.
+    fn install(
+        &mut self,
+        r: &Resolution,
+        dir: &Path,
+        log: &mut StageLog,
+    ) -> Result<Option<Reason>, JudgeError> {
+        let t = Instant::now();
+        let wheels = self.ev.envs.cache.join("wheels");
+        let build = PathBuf::from(format!("{}.partial", dir.display()));
+        // A build a stopped evaluation left (the lock is ours now).
+        remove_old(&build)?;
+        mkdir(&build)?;
+        chown_tree(&build, self.uid)?;
+        let mut script = String::from(
+            "set -e\n/runtime/bin/python -I -m pip install --quiet --no-index --no-deps \
+             --no-cache-dir --disable-pip-version-check --no-input \
+             --no-warn-script-location --target /tmp/site",
+        );
+        for w in &r.wheels {
+            // `<sha256>/<file name>`, both checked to be plain by the resolver.
+            let rel = w.strip_prefix(&wheels).unwrap_or(w);
+            script.push_str(&format!(" '/wheels/{}'", rel.display()));
+        }
+        script.push_str("\ncp -a /tmp/site /out/site\n");
+        let mut cfg = self.sandbox_config(
+            &["/bin/sh", "-c", &script],
+            Vec::new(),
+            self.c.install_limits(),
+        );
+        cfg.cwd = PathBuf::from("/tmp");
+        cfg.binds = self.ev.runtime.binds();
+        cfg.binds.push(ro(&wheels, "/wheels"));
+        cfg.binds.push(super::rw(&build, "/out"));
+        cfg.env.retain(|(k, _)| k != "PYTHONPATH");
+        let run = sandbox::run(&cfg);
+        log.run(
+            "installing the environment (pip, in the sandbox, no network)",
+            &run,
+        );
+        let res = &run.result;
+        if res.verdict == Verdict::InternalError {
+            return Err(JudgeError::Internal {
+                message: super::message_of(res),
+            });
+        }
+        let env_mb = self.c.packages.env_mb;
+        if res.verdict != Verdict::Ok {
+            let text = String::from_utf8_lossy(&run.stderr);
+            let problem = if text.contains("No space left on device") {
+                format!(
+                    "the environment is larger than this challenge's limit of {env_mb} MiB \
+                     installed; use the runtime's packages ({}) where you can",
+                    pyenv::runtime_summary()
+                )
+            } else {
+                format!(
+                    "installing the packages failed ({}): {}",
+                    res.verdict,
+                    super::last_line(&run).unwrap_or_default()
+                )
+            };
+            log.line(&problem);
+            return Ok(Some(Reason::Requirements {
+                problems: vec![problem],
+            }));
+        }
+        // Root's from now on, and read-only to everyone else: no later run of any slot
+        // can change what another entry with the same set will be given.
+        let bytes = seal_tree(&build.join("site"))?;
+        if bytes > env_mb << 20 {
+            let problem = format!(
+                "the environment takes {} MiB, more than this challenge's limit of {env_mb} MiB",
+                bytes.div_ceil(1 << 20)
+            );
+            return Ok(Some(Reason::Requirements {
+                problems: vec![problem],
+            }));
+        }
+        let resolved = serde_json::json!({ "key": r.key, "packages": r.packages });
+        let mark = build.join(COMPLETE);
+        std::fs::write(&mark, resolved.to_string()).map_err(|e| io(&mark, e))?;
+        nix::unistd::chown(&build, Some(0.into()), Some(0.into()))
+            .map_err(|e| io(&build, e.into()))?;
+        remove_old(dir)?;
+        std::fs::rename(&build, dir).map_err(|e| io(dir, e))?;
+        log.line(&format!(
+            "environment {} installed: {} package(s), {:.1} MiB of wheels, {:.1} MiB \
+             installed, in {:.1} s",
+            r.key,
+            r.packages.len(),
+            r.bytes as f64 / (1 << 20) as f64,
+            bytes as f64 / (1 << 20) as f64,
+            t.elapsed().as_secs_f64()
+        ));
+        Ok(None)
+    }
+}
+
+/// Removes a tree of the cache if it is there.
+fn remove_old(path: &Path) -> Result<(), JudgeError> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    crate::workdir::remove_tree(path, Some(Instant::now() + Duration::from_secs(300))).map_err(
+        |e| JudgeError::Packages {
+            message: e.to_string(),
+        },
+    )
+}
+
+/// Gives a tree the sandbox wrote to root, without write permission for anyone else,
+/// and returns the bytes of its files. Only folders, files and links are expected
+/// (pip makes nothing else): anything else is removed. A list, not recursion; links
+/// are never followed.
+fn seal_tree(root: &Path) -> Result<u64, JudgeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut bytes = 0u64;
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| io(&path, e))?;
+        let ft = meta.file_type();
+        if !(ft.is_dir() || ft.is_file() || ft.is_symlink()) {
+            std::fs::remove_file(&path).map_err(|e| io(&path, e))?;
+            continue;
+        }
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &path,
+            Some(0.into()),
+            Some(0.into()),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| io(&path, e.into()))?;
+        if ft.is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode() & 0o7755 & !0o6000;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| io(&path, e))?;
+        if ft.is_dir() {
+            for e in std::fs::read_dir(&path).map_err(|e| io(&path, e))? {
+                todo.push(e.map_err(|e| io(&path, e))?.path());
+            }
+        } else {
+            bytes += meta.len();
+        }
+    }
+    Ok(bytes)
 }

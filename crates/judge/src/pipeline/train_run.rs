@@ -26,7 +26,40 @@ const DRIVERS: [(&str, &str); 3] = [
 
 pub(super) struct TrainRun;
 
+/// Files of the official example entry that the judge's own replace, and why.
+const REPLACED: [(&str, &str); 4] = [
+    (
+        "helper_code.py",
+        "the judge's helper_code.py is first on sys.path",
+    ),
+    ("train_model.py", "the judge runs its own train_model.py"),
+    ("run_model.py", "the judge runs its own run_model.py"),
+    (
+        "Dockerfile",
+        "every entry runs on the judge's runtime; its packages come from requirements.txt",
+    ),
+];
+
 impl Driver for TrainRun {
+    /// The official layout runs unchanged: what the judge replaces is said, not silently
+    /// ignored.
+    fn prep(
+        &self,
+        ev: &mut Evaluator,
+        log: &mut StageLog,
+        _problems: &mut Vec<String>,
+    ) -> Result<Option<crate::result::Reason>, JudgeError> {
+        for (name, why) in REPLACED {
+            if ev.entry.join(name).exists() {
+                log.line(&format!(
+                    "the entry's {name} is replaced by the judge's ({why}), as the \
+                     organisers did"
+                ));
+            }
+        }
+        Ok(None)
+    }
+
     fn judge_files(&self, dir: &Path) -> std::io::Result<bool> {
         for (name, text) in DRIVERS {
             std::fs::write(dir.join(name), text)?;

@@ -6,6 +6,13 @@
 //! and the change as JSON. A client that reconnects with `Last-Event-ID` gets the rows
 //! after it. The stream ends after a final state (`scored`, `failed`, `withdrawn`);
 //! `error` is not final (it is retried or requeued).
+//!
+//! While the submission runs, and the server knows its progress (`Config::progress`),
+//! each poll that finds it changed sends an `event: progress` (no `id`: it is not a
+//! change to resume after) with the stage and its records done. Of the exam, a team
+//! learns only that it runs: records done one by one would time each hidden record, a
+//! channel for whatever an entry encodes in its run time (docs/judge.md, "Why so
+//! little").
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -21,7 +28,7 @@ use crate::api::App;
 use crate::api::submissions::{Access, history_view, visible};
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::views::{ErrorBody, StateEvent, StateEventFrame};
+use crate::views::{ErrorBody, ProgressEvent, StateEvent, StateEventFrame};
 
 struct Follow {
     app: App,
@@ -32,6 +39,10 @@ struct Follow {
     done: bool,
     stopping: tokio::sync::watch::Receiver<bool>,
     first: bool,
+    /// The last progress sent (to send only changes).
+    progress: Option<crate::RunProgress>,
+    /// A progress event to send once the state changes found are sent.
+    progress_due: Option<crate::RunProgress>,
 }
 
 fn is_final(s: SubState) -> bool {
@@ -53,6 +64,22 @@ impl Follow {
                     Event::default()
                         .event("state")
                         .id(h.seq.to_string())
+                        .data(String::from_utf8_lossy(&json)),
+                );
+            }
+            if let Some(p) = self.progress_due.take() {
+                let data = ProgressEvent {
+                    submission: self.id.0,
+                    attempt: p.attempt,
+                    stage: p.stage.clone(),
+                    done: p.done,
+                    total: p.total,
+                };
+                self.progress = Some(p);
+                let json = crate::json::to_vec(&data).ok()?;
+                return Some(
+                    Event::default()
+                        .event("progress")
                         .data(String::from_utf8_lossy(&json)),
                 );
             }
@@ -80,7 +107,26 @@ impl Follow {
             if self.pending.is_empty() && last_state.is_some_and(is_final) {
                 self.done = true;
             }
+            if last_state == Some(SubState::Running) {
+                self.progress_due = self
+                    .progress_now()
+                    .filter(|p| Some(p) != self.progress.as_ref());
+            }
         }
+    }
+}
+
+impl Follow {
+    /// The running attempt's progress as the caller may see it: a team sees the exam
+    /// without its records.
+    fn progress_now(&self) -> Option<crate::RunProgress> {
+        let source = self.app.config.progress.as_ref()?;
+        let mut p = (source.0)(self.id.0)?;
+        if p.stage == "exam" && !self.organiser {
+            p.done = 0;
+            p.total = 0;
+        }
+        Some(p)
     }
 }
 
@@ -92,7 +138,8 @@ impl Follow {
         ("Last-Event-ID" = Option<u32>, Header, description = "resume after this change")),
     responses(
         (status = 200, description = "a stream of `state` events, each carrying a StateEvent \
-            as JSON", content_type = "text/event-stream", body = StateEventFrame),
+            as JSON, and while it runs `progress` events, each carrying a ProgressEvent",
+            content_type = "text/event-stream", body = StateEventFrame),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no such submission, or another team's"),
     ))]
@@ -117,6 +164,8 @@ pub(crate) async fn events(
         pending: VecDeque::new(),
         done: false,
         first: true,
+        progress: None,
+        progress_due: None,
     };
     let stream =
         futures_util::stream::unfold(

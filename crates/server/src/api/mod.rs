@@ -219,7 +219,7 @@ impl Modify for Bearer {
         ops::healthz,
         ops::metrics,
     ),
-    components(schemas(crate::views::StateEvent)),
+    components(schemas(crate::views::StateEvent, crate::views::ProgressEvent)),
     modifiers(&Bearer),
     tags(
         (name = "accounts"), (name = "teams"), (name = "challenges"),

@@ -1,0 +1,643 @@
+//! Entries' own packages, end to end with the real package index (PyPI unless
+//! `PHYSIOJUDGE_INDEX_URL` says otherwise): an entry in the official CPSC 2021 layout
+//! (`LICENSE`, `peakutils` in its requirements) installs and imports it in quiz and
+//! exam and cannot write into it; its second evaluation takes the cached environment
+//! (timed); the PhysioNet 2022 layout (the team's own drivers and Dockerfile) with the
+//! official pins is refused naming what has no wheel, and with a scikit-learn pin runs
+//! that version while the runtime keeps its own; P300 `.pyc` entries run or are refused
+//! by their Python version; hostile lines, a source-only package, a huge download and
+//! the organiser's rules are refused; a sandbox run like the install's has no network.
+//!
+//! Needs root, the Python runtime (built once in `target/tmp/runtime`) and the index:
+//! without it the tests skip, unless `PHYSIOJUDGE_REQUIRE_DATA=1` (CI), which makes them
+//! fail. No libtest harness: this binary is also the sandbox's init program.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use judge::pyenv::EnvSettings;
+use judge::result::{EntryVerdict, Reason, Stage};
+use judge::{Challenge, EvalResult, Judge, Request};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn runtime() -> runtime::Runtime {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
+    runtime::setup(&dir, Path::new(runtime::DEFAULT_PYTHON)).expect("the Python runtime")
+}
+
+/// A fresh cache for this run of the tests: the first evaluation of a set really
+/// downloads and installs.
+fn cache() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap())
+        .path()
+}
+
+fn judge() -> &'static Judge {
+    static JUDGE: OnceLock<Judge> = OnceLock::new();
+    JUDGE.get_or_init(|| {
+        let init = sandbox::reexec::this_program().unwrap();
+        let mut j = Judge::new(runtime(), init, 60..61).unwrap();
+        let mut s = EnvSettings::from_env();
+        s.cache = cache().to_path_buf();
+        j.set_env_settings(s);
+        for (id, extra) in [
+            ("cpsc2021-deny", "deny = [\"PeakUtils\"]"),
+            ("cpsc2021-runtime-only", "extra = false"),
+        ] {
+            let text = include_str!("../../../challenges/cpsc2021/challenge.toml")
+                .replace("id = \"cpsc2021\"", &format!("id = \"{id}\""))
+                + &format!("\n[packages]\n{extra}\n");
+            j.add_challenge(Challenge::parse(&text, id).unwrap());
+        }
+        j
+    })
+}
+
+fn data(id: &str) -> PathBuf {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = DIR
+        .get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .join(id);
+    if !dir.exists() {
+        synth::write_challenge(id, &dir, 2026, None).unwrap();
+    }
+    dir
+}
+
+/// Whether the index answers; when it does not, `PHYSIOJUDGE_REQUIRE_DATA=1` fails.
+fn index_reachable() -> bool {
+    let url = format!("{}/peakutils/", judge().env_settings().index_url);
+    let ok = Command::new(judge().runtime().dir().join("bin/python"))
+        .args([
+            "-I",
+            "-c",
+            "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30)",
+            &url,
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let msg = format!("the package index ({url}) cannot be reached");
+        if std::env::var("PHYSIOJUDGE_REQUIRE_DATA").is_ok_and(|v| v == "1") {
+            panic!("{msg}, and PHYSIOJUDGE_REQUIRE_DATA=1 says the tests must run");
+        }
+        eprintln!("{msg}: skipped");
+    }
+    ok
+}
+
+fn evaluate(challenge: &str, entry: &Path, out: &Path) -> EvalResult {
+    let data = data(challenge.split('-').next().unwrap());
+    judge()
+        .evaluate(
+            &Request {
+                challenge,
+                entry,
+                data: &data,
+                out,
+                cancel: None,
+            },
+            &mut (),
+        )
+        .unwrap()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn prep_problems(r: &EvalResult) -> Vec<String> {
+    match r.failure() {
+        Some((Stage::Prep, Reason::Requirements { problems })) => problems.clone(),
+        other => panic!("expected prep to refuse the requirements, got {other:?}"),
+    }
+}
+
+fn stage_time(r: &EvalResult, stage: Stage) -> f64 {
+    r.stages
+        .iter()
+        .find(|s| s.stage == stage)
+        .unwrap()
+        .wall_time_s
+}
+
+/// An entry in the official CPSC 2021 layout: our example's code with `prelude` first,
+/// `LICENSE` (not `LICENSE.txt`), and `requirements`.
+fn cpsc_entry(dir: &Path, requirements: &str, prelude: &str) {
+    let code = read(&repo().join("entries/cpsc2021/entry_2021.py"));
+    write(&dir.join("entry_2021.py"), &format!("{prelude}\n{code}"));
+    write(&dir.join("requirements.txt"), requirements);
+    write(&dir.join("LICENSE"), "BSD 2-Clause License\n");
+    write(&dir.join("AUTHORS.txt"), "A team\n");
+}
+
+const PEAKUTILS_PRELUDE: &str = r#"
+import os, sys
+from importlib import metadata
+import peakutils
+where = os.path.dirname(peakutils.__file__)
+print("peakutils", metadata.version("PeakUtils"), "from", where, file=sys.stderr)
+try:
+    with open(os.path.join(where, "planted.py"), "w") as f:
+        f.write("x = 1\n")
+    print("the environment was writable", file=sys.stderr)
+except OSError as e:
+    print("the environment is read-only:", e.strerror, file=sys.stderr)
+"#;
+
+fn cpsc_layout_installs_peakutils_and_caches_it() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("entry");
+    cpsc_entry(&entry, "numpy\nscipy\nwfdb\npeakutils\n", PEAKUTILS_PRELUDE);
+    let out = tmp.path().join("first");
+    let first = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(first.verdict, EntryVerdict::Scored, "{first:?}\n{prep}");
+    assert!(prep.contains("LICENSE is taken for it"), "{prep}");
+    assert!(prep.contains("downloaded 1 wheel(s)"), "{prep}");
+    let env = first.environment.clone().expect("an environment");
+    assert!(!env.cached);
+    assert_eq!(env.packages.len(), 1, "{env:?}");
+    assert_eq!(env.packages[0].name, "PeakUtils");
+    assert_eq!(env.packages[0].sha256.len(), 64);
+    let quiz = read(&out.join("logs/quiz.log"));
+    let exam = read(&out.join("private/exam.log"));
+    for log in [&quiz, &exam] {
+        assert!(log.contains("from /env/peakutils"), "{log}");
+        assert!(log.contains("the environment is read-only"), "{log}");
+        assert!(!log.contains("was writable"), "{log}");
+    }
+    let json = read(&out.join("result.json"));
+    assert!(json.contains("\"environment\"") && json.contains(&env.packages[0].sha256));
+
+    // The same requirements again, in another entry: nothing downloaded or installed.
+    let other = tmp.path().join("other");
+    cpsc_entry(
+        &other,
+        "peakutils\n# the same set\nnumpy\n",
+        PEAKUTILS_PRELUDE,
+    );
+    let out2 = tmp.path().join("second");
+    let second = evaluate("cpsc2021", &other, &out2);
+    let prep2 = read(&out2.join("logs/prep.log"));
+    assert_eq!(second.verdict, EntryVerdict::Scored, "{prep2}");
+    let env2 = second.environment.clone().unwrap();
+    assert!(env2.cached && env2.key == env.key, "{env2:?}");
+    assert!(prep2.contains("found in the cache"), "{prep2}");
+    assert!(!prep2.contains("downloaded 1"), "{prep2}");
+    let envs: Vec<_> = std::fs::read_dir(cache().join("envs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(envs.len(), 1, "one environment shared");
+    println!(
+        "  prep with peakutils: first {:.2} s (download + install), cached {:.2} s",
+        stage_time(&first, Stage::Prep),
+        stage_time(&second, Stage::Prep)
+    );
+}
+
+/// The official PhysioNet 2022 example's layout: the team's own drivers and Dockerfile
+/// beside `team_code.py`.
+fn physionet_entry(dir: &Path, requirements: &str) {
+    let code = read(&repo().join("entries/physionet2022/team_code.py"));
+    let prelude = "import sys\nimport sklearn\nprint('sklearn', sklearn.__version__, \
+                   sklearn.__file__, file=sys.stderr)\n";
+    write(&dir.join("team_code.py"), &format!("{prelude}{code}"));
+    for f in ["helper_code.py", "train_model.py", "run_model.py"] {
+        write(
+            &dir.join(f),
+            "raise SystemExit(\"the team's copy must not run\")\n",
+        );
+    }
+    write(&dir.join("Dockerfile"), "FROM python:3.8.6-buster\n");
+    write(&dir.join("requirements.txt"), requirements);
+    write(&dir.join("LICENSE"), "BSD\n");
+}
+
+fn physionet_layout_pins_are_checked_and_installed() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The official example's pins: numpy 1.22.0 and friends have no CPython 3.11 wheel.
+    let entry = tmp.path().join("official");
+    physionet_entry(
+        &entry,
+        "joblib==1.1.0\nnumpy==1.22.0\nscipy==1.8.0\nscikit-learn==1.0.2\n",
+    );
+    let r = evaluate("physionet2022", &entry, &tmp.path().join("official-out"));
+    let p = prep_problems(&r);
+    let numpy = p.iter().find(|m| m.starts_with("numpy 1.22.0")).unwrap();
+    for part in [
+        "no wheel for CPython 3.11 on x86_64 Linux",
+        "its wheels are for CPython 3.8, 3.9, 3.10",
+        "1.23.2 is the oldest version that has one",
+        "numpy 2.4.6 is in the runtime",
+        "unpin it",
+        "vendor the module's .py files",
+    ] {
+        assert!(numpy.contains(part), "{part:?} not in {numpy}");
+    }
+    assert!(
+        p.iter().any(|m| m.starts_with("scikit-learn 1.0.2")),
+        "{p:?}"
+    );
+    assert!(p.iter().any(|m| m.starts_with("scipy 1.8.0")), "{p:?}");
+    println!("  the official pins: {numpy}");
+
+    // Updated only where no wheel exists: scikit-learn pinned to 1.5.2.
+    let entry = tmp.path().join("updated");
+    physionet_entry(
+        &entry,
+        "joblib==1.6.0\nnumpy>=1.23.2\nscipy>=1.9\nscikit-learn==1.5.2\n",
+    );
+    let out = tmp.path().join("updated-out");
+    let r = evaluate("physionet2022", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    for f in [
+        "helper_code.py",
+        "train_model.py",
+        "run_model.py",
+        "Dockerfile",
+    ] {
+        assert!(
+            prep.contains(&format!("the entry's {f} is replaced by the judge's")),
+            "{f}: {prep}"
+        );
+    }
+    let env = r.environment.unwrap();
+    assert_eq!(
+        env.packages
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.version))
+            .collect::<Vec<_>>(),
+        ["scikit-learn 1.5.2"]
+    );
+    for log in ["logs/train.log", "logs/quiz.log", "private/exam.log"] {
+        let text = read(&out.join(log));
+        assert!(text.contains("sklearn 1.5.2 /env/sklearn"), "{log}: {text}");
+    }
+    let kept = Command::new(judge().runtime().dir().join("bin/python"))
+        .args(["-I", "-c", "import sklearn; print(sklearn.__version__)"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&kept.stdout).trim(),
+        runtime::Lock::embedded()
+            .version_of("scikit-learn")
+            .unwrap(),
+        "the runtime keeps its own scikit-learn"
+    );
+}
+
+fn refusals_name_the_line_and_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, challenge: &str, requirements: &str| {
+        let entry = tmp.path().join(name);
+        cpsc_entry(&entry, requirements, "");
+        evaluate(challenge, &entry, &tmp.path().join(format!("{name}-out")))
+    };
+    // Refused before anything is looked up.
+    let r = run(
+        "hostile",
+        "cpsc2021",
+        "numpy\n--index-url https://evil.example/simple\npkg @ https://evil.example/p.whl\n\
+         -e git+https://evil.example/x.git#egg=x\n./vendor/x\n--trusted-host evil.example\n",
+    );
+    let p = prep_problems(&r);
+    assert_eq!(p.len(), 5, "{p:?}");
+    for (i, line) in (2..=6).enumerate() {
+        assert!(
+            p[i].starts_with(&format!("requirements.txt: line {line}: ")),
+            "{p:?}"
+        );
+    }
+    if !index_reachable() {
+        return;
+    }
+    let r = run("sdist", "cpsc2021", "wget==3.2\n");
+    let p = prep_problems(&r);
+    assert!(
+        p[0].contains("wget has no wheel") && p[0].contains("only source distributions"),
+        "{p:?}"
+    );
+    let t = Instant::now();
+    let r = run("huge", "cpsc2021", "torch\n");
+    let p = prep_problems(&r);
+    assert!(
+        p[0].contains("download limit of 1024 MiB") && p[0].contains("torch"),
+        "{p:?}"
+    );
+    println!(
+        "  torch refused in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        &p[0][..p[0].len().min(300)]
+    );
+    assert!(
+        !std::fs::read_dir(cache().join("wheels"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().len() == 64
+                && std::fs::read_dir(e.path())
+                    .unwrap()
+                    .flatten()
+                    .any(|w| w.file_name().to_string_lossy().starts_with("torch"))),
+        "nothing of torch was downloaded"
+    );
+    let r = run("denied", "cpsc2021-deny", "peakutils\n");
+    let p = prep_problems(&r);
+    assert!(p[0].contains("deny list"), "{p:?}");
+    let r = run("runtime-only", "cpsc2021-runtime-only", "peakutils\n");
+    let p = prep_problems(&r);
+    assert!(p[0].contains("allows only the runtime's packages"), "{p:?}");
+    // What the runtime meets needs no environment at all.
+    let r = run("met", "cpsc2021-runtime-only", "numpy>=2\nscipy\n");
+    assert_eq!(r.verdict, EntryVerdict::Scored);
+    assert!(r.environment.is_none());
+}
+
+/// The P300 contest's rule: `AlgorithmImplement` may be shipped compiled.
+fn p300_compiled_entries_run_on_their_python_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("compiled");
+    let src = repo().join("entries/p300speller");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&entry)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let folder = entry.join("AlgorithmImplement");
+    let compile = Command::new(runtime::DEFAULT_PYTHON)
+        .args([
+            "-c",
+            "import pathlib, py_compile, sys\n\
+             for f in pathlib.Path(sys.argv[1]).glob('*.py'):\n    \
+             py_compile.compile(str(f), cfile=str(f) + 'c', doraise=True)\n    f.unlink()\n",
+        ])
+        .arg(&folder)
+        .status()
+        .unwrap();
+    assert!(compile.success());
+    assert!(!folder.join("AlgorithmImplement.py").exists());
+    let r = evaluate("p300speller", &entry, &tmp.path().join("compiled-out"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}");
+
+    // The same files marked as Python 3.8's.
+    let pyc = folder.join("speller.pyc");
+    let mut bytes = std::fs::read(&pyc).unwrap();
+    bytes[..2].copy_from_slice(&3413u16.to_le_bytes());
+    std::fs::write(&pyc, bytes).unwrap();
+    let r = evaluate("p300speller", &entry, &tmp.path().join("old-out"));
+    let p = prep_problems(&r);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("AlgorithmImplement/speller.pyc")
+            && p[0].contains("Python 3.8")
+            && p[0].contains("Python 3.11"),
+        "{p:?}"
+    );
+}
+
+/// 2017's `dependencies.txt`: Python packages as pip ones, anything else must be there.
+fn dependencies_txt_lines_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("deps");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(repo().join("entries/cinc2017"))
+        .arg(&entry)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    write(
+        &entry.join("dependencies.txt"),
+        "python3\npython3-numpy = 1:1.12.1-3\nbash\noctave-signal\n",
+    );
+    let out = tmp.path().join("deps-out");
+    let r = evaluate("cinc2017", &entry, &out);
+    let p = prep_problems(&r);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("line 4") && p[0].contains("octave-signal") && p[0].contains("not installed"),
+        "{p:?}"
+    );
+    let prep = read(&out.join("logs/prep.log"));
+    assert!(
+        prep.contains("python3-numpy is read as the pip package numpy"),
+        "{prep}"
+    );
+    assert!(prep.contains("line 3: bash is installed"), "{prep}");
+}
+
+/// The install is a sandbox run: the runtime, the wheels, an output folder, and the
+/// run's own empty network namespace. A program in such a run cannot reach the index
+/// nor a server the host listens on.
+fn a_run_like_the_install_has_no_network() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = sandbox::RunConfig::new(
+        vec![
+            "/runtime/bin/python".into(),
+            "-I".into(),
+            "-c".into(),
+            format!(
+                "import socket, urllib.request\n\
+                 for what in [lambda: urllib.request.urlopen('https://pypi.org/simple/', timeout=5),\n\
+                 \x20            lambda: socket.create_connection(('127.0.0.1', {port}), timeout=5)]:\n\
+                 \x20   try:\n        what()\n        print('CONNECTED')\n\
+                 \x20   except Exception as e:\n        print('refused:', type(e).__name__, e)\n"
+            ),
+        ],
+        sandbox::reexec::this_program().unwrap(),
+    );
+    cfg.binds = judge().runtime().binds();
+    cfg.binds.push(sandbox::Bind {
+        src: tmp.path().to_path_buf(),
+        dst: PathBuf::from("/out"),
+        writable: true,
+    });
+    cfg.slot = 61;
+    let run = sandbox::run(&cfg);
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.result.verdict, sandbox::Verdict::Ok, "{run:?}");
+    assert_eq!(said.matches("refused:").count(), 2, "{said}");
+    assert!(!said.contains("CONNECTED"), "{said}");
+}
+
+/// BENCHMARKS.md's figures: prep of a first and a cached environment against a venv
+/// made and filled by pip from an empty cache, on the same machine in the same run. Run
+/// only when named (`-- bench_environments`).
+fn bench_environments() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A judge of its own with an empty cache: "first" is a real first.
+    let init = sandbox::reexec::this_program().unwrap();
+    let mut bench_judge = Judge::new(runtime(), init, 62..63).unwrap();
+    let mut settings = EnvSettings::from_env();
+    settings.cache = tmp.path().join("cache");
+    bench_judge.set_env_settings(settings);
+    let data = data("cpsc2021");
+    let evaluate = |entry: &Path, out: &Path| {
+        let request = Request {
+            challenge: "cpsc2021",
+            entry,
+            data: &data,
+            out,
+            cancel: None,
+        };
+        bench_judge.evaluate(&request, &mut ()).unwrap()
+    };
+    for (name, set) in [
+        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
+        (
+            "scikit-learn pin (scikit-learn==1.5.2)",
+            "scikit-learn==1.5.2\n",
+        ),
+        ("peakutils", "peakutils\n"),
+    ] {
+        let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+        let entry = tmp.path().join(&slug);
+        cpsc_entry(&entry, set, "");
+        let first = evaluate(&entry, &tmp.path().join(format!("{slug}-1")));
+        let again = evaluate(&entry, &tmp.path().join(format!("{slug}-2")));
+        assert_eq!(first.verdict, EntryVerdict::Scored, "{first:?}");
+        assert!(!first.environment.as_ref().unwrap().cached, "{first:?}");
+        assert!(again.environment.as_ref().unwrap().cached, "{again:?}");
+        let venv = tmp.path().join(format!("{slug}-venv"));
+        let reqs = entry.join("requirements.txt");
+        let t = Instant::now();
+        let ok = Command::new(runtime::DEFAULT_PYTHON)
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .status()
+            .unwrap()
+            .success()
+            && Command::new(venv.join("bin/pip"))
+                .args([
+                    "install",
+                    "--quiet",
+                    "--only-binary",
+                    ":all:",
+                    "--cache-dir",
+                ])
+                .arg(tmp.path().join(format!("{slug}-pipcache")))
+                .arg("-r")
+                .arg(&reqs)
+                .status()
+                .unwrap()
+                .success();
+        assert!(ok);
+        let venv_s = t.elapsed().as_secs_f64();
+        println!(
+            "  {name}: prep first {:.1} s, cached {:.1} s; venv + pip install {:.1} s; \
+             environment {}",
+            stage_time(&first, Stage::Prep),
+            stage_time(&again, Stage::Prep),
+            venv_s,
+            first
+                .environment
+                .unwrap()
+                .packages
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.version))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+fn main() -> ExitCode {
+    sandbox::reexec::hook();
+    let tests: [(&str, fn()); 6] = [
+        (
+            "cpsc_layout_installs_peakutils_and_caches_it",
+            cpsc_layout_installs_peakutils_and_caches_it,
+        ),
+        (
+            "physionet_layout_pins_are_checked_and_installed",
+            physionet_layout_pins_are_checked_and_installed,
+        ),
+        (
+            "refusals_name_the_line_and_the_reason",
+            refusals_name_the_line_and_the_reason,
+        ),
+        (
+            "p300_compiled_entries_run_on_their_python_only",
+            p300_compiled_entries_run_on_their_python_only,
+        ),
+        (
+            "dependencies_txt_lines_are_checked",
+            dependencies_txt_lines_are_checked,
+        ),
+        (
+            "a_run_like_the_install_has_no_network",
+            a_run_like_the_install_has_no_network,
+        ),
+    ];
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let benches: [(&str, fn()); 1] = [("bench_environments", bench_environments)];
+    let chosen: Vec<_> = tests
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .chain(
+            benches
+                .iter()
+                .filter(|(name, _)| filters.iter().any(|f| f == name)),
+        )
+        .collect();
+    if !testkit::root("envs") {
+        println!("0 passed, 0 failed, {} skipped", chosen.len());
+        return ExitCode::SUCCESS;
+    }
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in chosen {
+        println!("test {name} ...");
+        let t = Instant::now();
+        match std::panic::catch_unwind(test) {
+            Ok(()) => {
+                println!("test {name} ... ok ({:.1} s)", t.elapsed().as_secs_f64());
+                passed += 1;
+            }
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed += 1;
+            }
+        }
+    }
+    sandbox::shutdown();
+    // The caches of this run (wheels and environments) go with it.
+    let _ = std::fs::remove_dir_all(cache());
+    println!("{passed} passed, {failed} failed");
+    match failed {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
+}

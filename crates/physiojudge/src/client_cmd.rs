@@ -1,0 +1,609 @@
+//! `physiojudge submit` and `physiojudge status`: a participant's side of the platform
+//! from a terminal (docs/service.md, "From a terminal"). They speak the HTTP API only,
+//! as any client would: upload an entry, then follow its submission through the
+//! server-sent events of `/api/v1/submissions/{id}/events` to its final state.
+//!
+//! Exit status of a followed submission: 0 scored, 1 failed or withdrawn (the entry's
+//! or the team's doing) and any refusal by the server, 3 `error` left for the
+//! organisers (the platform's fault, never the entry's).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::Value;
+
+use crate::evaluate_cmd::Bars;
+use crate::output::Exit;
+
+#[derive(Args)]
+pub struct ServerArgs {
+    /// The platform's address, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    pub server: String,
+    /// An API token (`pj_…`), as `POST /api/v1/users` or `/api/v1/tokens` gave it.
+    #[arg(long)]
+    pub token: String,
+}
+
+#[derive(Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The challenge's id.
+    #[arg(long)]
+    pub challenge: String,
+    /// The phase's name (default: the open one).
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// A method name shown on the leaderboard.
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Print the submission's id and return at once, without following it.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// The entry: an archive (.zip, .tar.gz, .tgz, .tar), sent as it is, or a folder,
+    /// packed as .tar.gz into a temporary file first.
+    pub entry: PathBuf,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Show the submission as it is now, without following it to its end.
+    #[arg(long)]
+    pub no_follow: bool,
+    /// The submission's id (as `submit` printed it).
+    pub submission: String,
+}
+
+/// A state after which nothing changes (`error` is retried, so it is not one).
+fn is_final(state: &str) -> bool {
+    matches!(state, "scored" | "failed" | "withdrawn")
+}
+
+/// How long a submission must stay in `error` before `status` takes it as left for the
+/// organisers: the platform queues a retry within a reconciler pass (seconds).
+const ERROR_SETTLES: Duration = Duration::from_secs(20);
+
+struct Client {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+/// Percent-encoding of a query value (RFC 3986 unreserved characters stay).
+fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A path segment from the user (an id): anything but unreserved characters escaped,
+/// so that it cannot name another endpoint.
+fn segment(s: &str) -> String {
+    query_value(s)
+}
+
+impl Client {
+    fn new(a: &ServerArgs) -> Result<Client> {
+        let base = a.server.trim_end_matches('/').to_owned();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(crate::output::UsageError(format!(
+                "--server {}: give the address with its scheme, e.g. http://127.0.0.1:8080",
+                a.server
+            ))
+            .into());
+        }
+        if base.starts_with("https://") {
+            bail!("--server {base}: this build speaks plain HTTP only (use a local proxy)");
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .context("making the HTTP client")?;
+        Ok(Client {
+            base,
+            token: a.token.clone(),
+            http,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The JSON of a successful answer, or the server's error, said clearly.
+    async fn json(&self, what: &str, r: reqwest::RequestBuilder) -> Result<Value> {
+        let r = r
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .with_context(|| format!("{what}: no answer from {}", self.base))?;
+        let status = r.status();
+        let text = r
+            .text()
+            .await
+            .with_context(|| format!("{what}: reading the answer"))?;
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if status.is_success() {
+            return Ok(json);
+        }
+        bail!("{what}: {}", refusal(status.as_u16(), &json, &text))
+    }
+
+    async fn submission(&self, id: &str) -> Result<Value> {
+        self.json(
+            "reading the submission",
+            self.http
+                .get(self.url(&format!("/api/v1/submissions/{}", segment(id)))),
+        )
+        .await
+    }
+}
+
+/// The server's `{"error": {"code", "message", …}}` as one line, with the figures some
+/// refusals carry (when the quota frees a slot, when the phase opens or closed).
+fn refusal(status: u16, json: &Value, text: &str) -> String {
+    let e = &json["error"];
+    let Some(code) = e["code"].as_str() else {
+        let text: String = text.chars().take(200).collect();
+        return format!("the server answered {status}: {}", text.trim());
+    };
+    let mut line = format!(
+        "the server refused ({status} {code}): {}",
+        e["message"].as_str().unwrap_or("")
+    );
+    for (key, label) in [
+        ("next_slot_at", "next slot"),
+        ("opens", "opens"),
+        ("closes", "closes"),
+        ("state", "state"),
+    ] {
+        if let Some(v) = e[key].as_str() {
+            line.push_str(&format!("; {label}: {v}"));
+        }
+    }
+    line
+}
+
+/// A folder packed as `.tar.gz` into a temporary file, streaming (never whole in
+/// memory). Links are kept as links (the judge's unpack rules decide about them).
+pub(crate) fn pack(dir: &Path) -> Result<tempfile::NamedTempFile> {
+    let file = tempfile::Builder::new()
+        .prefix("physiojudge-entry-")
+        .suffix(".tar.gz")
+        .tempfile()
+        .context("a temporary file for the packed entry")?;
+    let writer = std::io::BufWriter::new(file.as_file().try_clone()?);
+    let gz = flate2::write::GzEncoder::new(writer, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    tar.follow_symlinks(false);
+    tar.mode(tar::HeaderMode::Deterministic);
+    tar.append_dir_all(".", dir)
+        .with_context(|| format!("packing {}", dir.display()))?;
+    let gz = tar.into_inner().context("finishing the archive")?;
+    let mut writer = gz.finish().context("finishing the archive")?;
+    writer.flush().context("writing the archive")?;
+    Ok(file)
+}
+
+pub fn submit(a: SubmitArgs, out: &mut dyn Write) -> Result<()> {
+    let client = Client::new(&a.server)?;
+    let meta =
+        std::fs::metadata(&a.entry).with_context(|| format!("the entry {}", a.entry.display()))?;
+    let packed;
+    let archive = if meta.is_dir() {
+        packed = pack(&a.entry)?;
+        packed.path().to_path_buf()
+    } else {
+        a.entry.clone()
+    };
+    let size = std::fs::metadata(&archive)
+        .with_context(|| format!("{}", archive.display()))?
+        .len();
+    let mut query = Vec::new();
+    if let Some(p) = &a.phase {
+        query.push(format!("phase={}", query_value(p)));
+    }
+    if let Some(m) = &a.method {
+        query.push(format!("method={}", query_value(m)));
+    }
+    let path = format!(
+        "/api/v1/challenges/{}/submissions{}{}",
+        segment(&a.challenge),
+        if query.is_empty() { "" } else { "?" },
+        query.join("&")
+    );
+    let rt = runtime()?;
+    rt.block_on(async {
+        let file = tokio::fs::File::open(&archive)
+            .await
+            .with_context(|| format!("opening {}", archive.display()))?;
+        eprintln!(
+            "uploading {} ({size} bytes) to {}",
+            a.entry.display(),
+            client.base
+        );
+        let created = client
+            .json(
+                "uploading the entry",
+                client
+                    .http
+                    .post(client.url(&path))
+                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+                    .header(reqwest::header::CONTENT_LENGTH, size)
+                    .body(reqwest::Body::from(file)),
+            )
+            .await?;
+        let id = created["id"]
+            .as_str()
+            .context("the server's answer has no submission id")?
+            .to_owned();
+        writeln!(out, "{id}")?;
+        out.flush()?;
+        eprintln!(
+            "submission {id}: {} in phase {}, entry sha256 {}",
+            created["state"].as_str().unwrap_or("?"),
+            created["phase"].as_str().unwrap_or("?"),
+            created["entry_sha256"].as_str().unwrap_or("?"),
+        );
+        if a.no_wait {
+            return Ok(());
+        }
+        follow(&client, &id, out).await
+    })
+}
+
+pub fn status(a: StatusArgs, out: &mut dyn Write) -> Result<()> {
+    let client = Client::new(&a.server)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        if a.no_follow {
+            let s = client.submission(&a.submission).await?;
+            summary(&s, out)?;
+            return exit_for(&s);
+        }
+        follow(&client, &a.submission, out).await
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// One event of a server-sent event stream.
+struct SseEvent {
+    event: String,
+    id: Option<String>,
+    data: String,
+}
+
+/// Takes the complete events off the front of `buf`.
+fn parse_events(buf: &mut String) -> Vec<SseEvent> {
+    let mut events = Vec::new();
+    loop {
+        // Lines end with \n, \r\n or \r; an empty line ends an event.
+        let normalised = buf.replace("\r\n", "\n").replace('\r', "\n");
+        let Some(end) = normalised.find("\n\n") else {
+            *buf = normalised;
+            return events;
+        };
+        let block = normalised[..end].to_owned();
+        *buf = normalised[end + 2..].to_owned();
+        let mut e = SseEvent {
+            event: "message".to_owned(),
+            id: None,
+            data: String::new(),
+        };
+        let mut any = false;
+        for line in block.lines() {
+            if line.starts_with(':') {
+                continue; // a comment (keep-alive)
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+                None => (line, ""),
+            };
+            match field {
+                "event" => e.event = value.to_owned(),
+                "id" => e.id = Some(value.to_owned()),
+                "data" => {
+                    if !e.data.is_empty() {
+                        e.data.push('\n');
+                    }
+                    e.data.push_str(value);
+                }
+                _ => continue,
+            }
+            any = true;
+        }
+        if any {
+            events.push(e);
+        }
+    }
+}
+
+/// Follows a submission to its final state: state changes as lines, stage progress as a
+/// bar (or lines), then the summary on `out`. Reconnects (with `Last-Event-ID`) when the
+/// stream breaks, as when the server restarts.
+async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
+    use futures_util::StreamExt;
+    let mut bars = Bars::new();
+    let mut s = client.submission(id).await?;
+    bars.line(&format!(
+        "submission {} of team {} in {} / {}: {}{}",
+        s["id"].as_str().unwrap_or(id),
+        s["team_name"].as_str().unwrap_or("?"),
+        s["challenge"].as_str().unwrap_or("?"),
+        s["phase"].as_str().unwrap_or("?"),
+        s["state"].as_str().unwrap_or("?"),
+        position(&s),
+    ));
+    let mut last_seq: Option<String> = None;
+    let mut state = s["state"].as_str().unwrap_or("").to_owned();
+    let mut error_since = (state == "error").then(Instant::now);
+    let mut stage: Option<String> = None;
+    while !is_final(&state) {
+        if error_since.is_some_and(|t| t.elapsed() >= ERROR_SETTLES) {
+            s = client.submission(id).await?;
+            state = s["state"].as_str().unwrap_or("").to_owned();
+            if state == "error" {
+                break;
+            }
+            error_since = None;
+            continue;
+        }
+        let mut req = client
+            .http
+            .get(client.url(&format!("/api/v1/submissions/{}/events", segment(id))));
+        if let Some(seq) = &last_seq {
+            req = req.header("Last-Event-ID", seq.as_str());
+        }
+        let r = match req.bearer_auth(&client.token).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                bars.line(&format!("  (the event stream broke: {e}; trying again)"));
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                continue;
+            }
+        };
+        if !r.status().is_success() {
+            let status = r.status().as_u16();
+            let text = r.text().await.unwrap_or_default();
+            let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+            bail!(
+                "following the submission: {}",
+                refusal(status, &json, &text)
+            );
+        }
+        let mut stream = r.bytes_stream();
+        let mut buf = String::new();
+        loop {
+            // The server sends a keep-alive every 15 s; an `error` is looked at again
+            // after a while without news.
+            let next = tokio::time::timeout(Duration::from_secs(5), stream.next()).await;
+            let chunk = match next {
+                Err(_) => {
+                    if error_since.is_some_and(|t| t.elapsed() >= ERROR_SETTLES) {
+                        break;
+                    }
+                    continue;
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(Some(Err(_)) | None) => break,
+            };
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            for e in parse_events(&mut buf) {
+                let Ok(data) = serde_json::from_str::<Value>(&e.data) else {
+                    continue;
+                };
+                match e.event.as_str() {
+                    "state" => {
+                        if e.id.is_some() {
+                            last_seq = e.id.clone();
+                        }
+                        let to = data["to"].as_str().unwrap_or("?").to_owned();
+                        let reason = data["reason"].as_str().unwrap_or("");
+                        bars.line(&format!(
+                            "{} → {to} ({reason})",
+                            data["from"].as_str().unwrap_or("new")
+                        ));
+                        error_since = (to == "error").then(Instant::now);
+                        stage = None;
+                        state = to;
+                    }
+                    "progress" => {
+                        let now = data["stage"].as_str().unwrap_or("").to_owned();
+                        let done = data["done"].as_u64().unwrap_or(0) as usize;
+                        let total = data["total"].as_u64().unwrap_or(0) as usize;
+                        if now.is_empty() {
+                            continue;
+                        }
+                        if stage.as_deref() != Some(now.as_str()) {
+                            bars.stage(&now, total);
+                            stage = Some(now.clone());
+                        }
+                        if total > 0 {
+                            bars.record(&now, done, total, None);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if is_final(&state) {
+                break;
+            }
+        }
+        if !is_final(&state) && error_since.is_none() {
+            // The stream ended without a final state (the server stopped): look again.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            match client.submission(id).await {
+                Ok(now) => state = now["state"].as_str().unwrap_or("").to_owned(),
+                Err(e) => bars.line(&format!("  ({e:#}; trying again)")),
+            }
+        }
+    }
+    bars.line("");
+    let s = client.submission(id).await?;
+    summary(&s, out)?;
+    exit_for(&s)
+}
+
+fn position(s: &Value) -> String {
+    match s["queue_position"].as_u64() {
+        Some(n) => format!(" (queue position {n})"),
+        None => String::new(),
+    }
+}
+
+/// The exit status a submission's state calls for.
+fn exit_for(s: &Value) -> Result<()> {
+    let id = s["id"].as_str().unwrap_or("?");
+    let reason = s["reason"].as_str().unwrap_or("");
+    match s["state"].as_str().unwrap_or("") {
+        "scored" | "queued" | "running" => Ok(()),
+        "failed" => Err(Exit::new(1, format!("submission {id} failed: {reason}")).into()),
+        "withdrawn" => Err(Exit::new(1, format!("submission {id} was withdrawn")).into()),
+        "error" => Err(Exit::new(3, format!("submission {id} is in error: {reason}")).into()),
+        other => Err(Exit::new(1, format!("submission {id} is {other:?}")).into()),
+    }
+}
+
+fn num(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        Value::Null => "-".to_owned(),
+        v => v.to_string(),
+    }
+}
+
+/// The submission as a team sees it: state, stages, scores, warnings, how to reproduce.
+fn summary(s: &Value, out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "submission {}", s["id"].as_str().unwrap_or("?"))?;
+    writeln!(
+        out,
+        "team       {} · challenge {} · phase {}",
+        s["team_name"].as_str().unwrap_or("?"),
+        s["challenge"].as_str().unwrap_or("?"),
+        s["phase"].as_str().unwrap_or("?")
+    )?;
+    writeln!(
+        out,
+        "state      {}{} (attempts: {})",
+        s["state"].as_str().unwrap_or("?"),
+        position(s),
+        num(&s["attempts"])
+    )?;
+    if let Some(r) = s["reason"].as_str() {
+        writeln!(out, "reason     {r}")?;
+    }
+    let stages = s["stages"].as_array().cloned().unwrap_or_default();
+    if !stages.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{:<6} {:>8}  outcome", "stage", "time")?;
+        for st in &stages {
+            let mut text = st["outcome"].as_str().unwrap_or("?").to_owned();
+            if let Some(r) = st["reason"].as_str() {
+                text.push_str(&format!(": {r}"));
+            }
+            let c = &st["counts"];
+            if c.is_object() {
+                text.push_str(&format!(
+                    " — {} records: {} ok, {} failed, {} timed out, {} without usable output",
+                    num(&c["records"]),
+                    num(&c["ok"]),
+                    num(&c["failures"]),
+                    num(&c["timeouts"]),
+                    num(&c["defaulted"])
+                ));
+            }
+            let secs = st["seconds"].as_f64().unwrap_or(0.0);
+            writeln!(
+                out,
+                "{:<6} {secs:>7.1}s  {text}",
+                st["stage"].as_str().unwrap_or("?")
+            )?;
+        }
+    }
+    writeln!(out)?;
+    if let Some(q) = s["quiz"]["score"].as_f64() {
+        writeln!(out, "quiz score {q}")?;
+    }
+    if let Some(scores) = s["scores"].as_object() {
+        for (key, v) in scores {
+            writeln!(out, "exam {key:<13} {}", num(v))?;
+        }
+    }
+    if let Some(until) = s["scores_hidden_until"].as_str() {
+        writeln!(out, "exam scores hidden until {until}")?;
+    }
+    if let Some(w) = s["warnings"].as_array().filter(|w| !w.is_empty()) {
+        writeln!(out, "warnings   {}", w.len())?;
+        for x in w.iter().take(20) {
+            let text = x.as_str().map_or_else(|| x.to_string(), str::to_owned);
+            writeln!(out, "  {text}")?;
+        }
+        if w.len() > 20 {
+            writeln!(out, "  … and {} more", w.len() - 20)?;
+        }
+    }
+    if let Some(c) = s["reproduce"]["command"].as_str() {
+        writeln!(out, "reproduce  {c}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_parsed_across_chunks_and_line_ends() {
+        let mut buf = String::from("event: state\nid: 1\ndata: {\"to\":\"queued\"}\n\n: ke");
+        let e = parse_events(&mut buf);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].event, "state");
+        assert_eq!(e[0].id.as_deref(), Some("1"));
+        assert_eq!(e[0].data, "{\"to\":\"queued\"}");
+        assert_eq!(buf, ": ke");
+        buf.push_str("ep-alive\n\nevent: progress\r\ndata: {}\r\n\r\n");
+        let e = parse_events(&mut buf);
+        assert_eq!(e.len(), 1, "a comment alone is no event");
+        assert_eq!(e[0].event, "progress");
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn refusals_are_one_clear_line() {
+        let json: Value = serde_json::json!({"error": {"code": "quota_spent",
+            "message": "the team's quota is spent", "next_slot_at": "2026-03-03T00:00:00Z"}});
+        assert_eq!(
+            refusal(409, &json, ""),
+            "the server refused (409 quota_spent): the team's quota is spent; \
+             next slot: 2026-03-03T00:00:00Z"
+        );
+        assert_eq!(
+            refusal(502, &Value::Null, "Bad Gateway\n"),
+            "the server answered 502: Bad Gateway"
+        );
+    }
+
+    #[test]
+    fn ids_cannot_leave_their_segment() {
+        assert_eq!(segment("../users/me"), "..%2Fusers%2Fme");
+        assert_eq!(query_value("a b&c=d"), "a%20b%26c%3Dd");
+    }
+}

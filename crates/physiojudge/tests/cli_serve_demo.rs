@@ -1,0 +1,62 @@
+//! `physiojudge serve --demo`, the platform's main job: on a free port it seeds an
+//! organiser, the four challenges on synth data with an open phase each, and the
+//! example and trivial entries as two teams; every submission is judged and scored,
+//! and each challenge's leaderboard ranks the example first. Needs root (the sandbox);
+//! runs under `flock /tmp/physiojudge-sandbox.lock`; sandbox slot 48.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::platform::{Backend, Site, is_final, work_folders};
+
+#[test]
+fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
+    if !testkit::root("serve_demo") {
+        return;
+    }
+    let site = Site::new(Backend::Sqlite, 48);
+    let s = site.serve(&["--demo"]);
+    // What it prints after the address: the organiser's token, the participants', the
+    // submissions, then that it is seeded.
+    let mut organiser = None;
+    let mut submissions = Vec::new();
+    let until = Instant::now() + Duration::from_secs(300);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let line = s
+            .stdout
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("serve --demo did not finish seeding: {e}"));
+        if let Some(t) = line.strip_prefix("demo organiser token: ") {
+            organiser = Some(t.to_owned());
+        } else if let Some(rest) = line.strip_prefix("demo submission ") {
+            submissions.push(rest.split_whitespace().next().unwrap().to_owned());
+        } else if line.starts_with("demo seeded") {
+            break;
+        }
+    }
+    let org = organiser.expect("the organiser's token is printed");
+    assert_eq!(submissions.len(), 8, "{submissions:?}");
+    for id in &submissions {
+        let v = s.wait_for(&org, id, Duration::from_secs(900), is_final);
+        assert_eq!(v["state"], "scored", "{v}");
+    }
+    for challenge in ["cpsc2021", "cinc2017", "physionet2022", "p300speller"] {
+        let board = s
+            .get(None, &format!("/api/v1/challenges/{challenge}/leaderboard"))
+            .json;
+        let rows = board["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{board}");
+        assert_eq!(rows[0]["team"], "Examples", "{board}");
+        assert_eq!(rows[0]["rank"], 1, "{board}");
+        assert_eq!(rows[1]["team"], "Trivial", "{board}");
+        assert_eq!(rows[1]["rank"], 2, "{board}");
+        let score = |r: &serde_json::Value| r["score"].as_f64().unwrap();
+        assert!(score(&rows[0]) > score(&rows[1]), "{board}");
+    }
+    // The data it generated lives in its state folder.
+    assert!(site.state.path().join("demo-data/cinc2017").is_dir());
+    s.stop();
+    assert_eq!(work_folders(site.tmp.path()), Vec::<String>::new());
+}
