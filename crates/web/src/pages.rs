@@ -1042,14 +1042,15 @@ async fn submission_view(web: &Web, token: &str, id: &str) -> Result<SubmissionV
     .map_err(err)
 }
 
-fn summary(s: &SubmissionView) -> Markup {
+/// A submission's state in a line; `now` is the server's time (for the elapsed time).
+fn summary(s: &SubmissionView, now: chrono::DateTime<chrono::Utc>) -> Markup {
     let state = word(&s.state);
     html! {
         span #summary {
             (state_badge(&state))
             @match state.as_str() {
                 "queued" => { @if let Some(p) = s.queue_position { " position " (p) " in the queue" } }
-                "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) {} " " span.run-stage {} }
+                "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) data-now=(now.to_rfc3339()) {} " " span.run-stage {} }
                 "failed" => {
                     @if let Some(st) = s.stages.iter().find(|st| word(&st.outcome) == "failed") {
                         " in " strong { (st.stage) } @if let Some(r) = &st.reason { ": " (r) }
@@ -1104,6 +1105,7 @@ pub(crate) async fn my_submissions(
         let v = submission_view(&web, token, &s.id.0.to_string()).await?;
         views.push((title, phase, v));
     }
+    let now = web.store.now();
     let body = html! {
         h1 { "My submissions" }
         @if views.is_empty() { p { "None yet. Pick a challenge on the " a href="/" { "challenges page" } " and submit an entry." } }
@@ -1116,7 +1118,7 @@ pub(crate) async fn my_submissions(
                             td { a href={"/submissions/" (v.id)} { (time(v.received_at)) } }
                             td { (title) }
                             td { (phase) }
-                            td.live { (summary(v)) }
+                            td.live { (summary(v, now)) }
                         }
                     }
                 }
@@ -1178,10 +1180,11 @@ pub(crate) async fn submission(
     let quiz_records = crate::viewer::quiz_records(&s);
     let viewable =
         !quiz_records.is_empty() && crate::viewer::may_view(&web, &ctx, &s.challenge).await;
+    let now = web.store.now();
     let body = html! {
         p.crumbs { a href={"/challenges/" (seg(&s.challenge))} { (s.challenge) } " · " a href="/submissions" { "My submissions" } }
         h1 { "Submission" }
-        div #live data-submission=(s.id) { p.lead { (summary(&s)) } }
+        div #live data-submission=(s.id) { p.lead { (summary(&s, now)) } }
         dl.facts {
             dt { "Team" } dd { (s.team_name) }
             dt { "Phase" } dd { (s.phase) }

@@ -14,9 +14,14 @@ function localTimes(root) {
   }
 }
 
+// Elapsed time by the server's clock (`data-now`, when the page was made) plus the time
+// the page has been open, so a reader's wrong clock does not skew it.
 function elapsed(root) {
   for (const e of root.querySelectorAll('.elapsed[data-since]')) {
-    const s = Math.max(0, Math.round((Date.now() - new Date(e.dataset.since)) / 1000));
+    if (!e.dataset.seen) e.dataset.seen = String(Date.now());
+    const now = e.dataset.now ? new Date(e.dataset.now) : new Date(Number(e.dataset.seen));
+    const ms = (now - new Date(e.dataset.since)) + (Date.now() - Number(e.dataset.seen));
+    const s = Math.max(0, Math.round(ms / 1000));
     e.textContent = '(' + (s < 60 ? s + ' s' : Math.floor(s / 60) + ' min ' + (s % 60) + ' s') + ' so far)';
   }
 }
@@ -26,6 +31,9 @@ function elapsed(root) {
 const FINAL = ['scored', 'failed', 'withdrawn'];
 function follow(el, id) {
   const es = new EventSource('/submissions/' + encodeURIComponent(id) + '/events');
+  // The last stage heard of, put back when the summary is swapped for a fresh one.
+  let stage = '';
+  const showStage = () => { const s = el.querySelector('.run-stage'); if (s) s.textContent = stage; };
   es.addEventListener('state', async (ev) => {
     let to = '';
     try { to = JSON.parse(ev.data).to; } catch (e) { return; }
@@ -38,7 +46,7 @@ function follow(el, id) {
       const old = el.querySelector('#summary');
       if (fresh && old) {
         old.replaceWith(document.importNode(fresh, true));
-        localTimes(el); elapsed(el);
+        localTimes(el); elapsed(el); showStage();
       }
       const fb = fresh && fresh.querySelector('[data-state]');
       const now = fb ? fb.dataset.state : to;
@@ -55,10 +63,9 @@ function follow(el, id) {
   es.addEventListener('progress', (ev) => {
     let p;
     try { p = JSON.parse(ev.data); } catch (e) { return; }
-    const s = el.querySelector('.run-stage');
-    if (s && typeof p.stage === 'string') {
-      s.textContent = '— ' + p.stage + (p.total > 0 ? ' (' + p.done + ' of ' + p.total + ' records)' : '');
-    }
+    if (typeof p.stage !== 'string') return;
+    stage = '— ' + p.stage + (p.total > 0 ? ' (' + p.done + ' of ' + p.total + ' records)' : '');
+    showStage();
   });
 }
 

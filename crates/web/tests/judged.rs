@@ -8,9 +8,10 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -56,6 +57,57 @@ const BROKEN: [(&str, &str); 6] = [
     ("AUTHORS.txt", "test\n"),
     ("LICENSE.txt", "MIT\n"),
 ];
+
+/// Holds the first run at its first quiz progress until the page has shown it; and
+/// keeps each run's progress for the server's event streams, as `physiojudge serve`
+/// does.
+#[derive(Default)]
+struct Watch {
+    progress: Mutex<HashMap<uuid::Uuid, server::RunProgress>>,
+    gate: Mutex<(bool, bool)>, // (reached, released)
+    changed: Condvar,
+}
+
+impl Watch {
+    fn observe(&self, e: &worker::Event) {
+        match e {
+            worker::Event::Progress {
+                attempt, progress, ..
+            } => {
+                let Some(stage) = &progress.stage else { return };
+                self.progress.lock().unwrap().insert(
+                    attempt.submission.0,
+                    server::RunProgress {
+                        attempt: attempt.number,
+                        stage: stage.clone(),
+                        done: progress.done,
+                        total: progress.total,
+                    },
+                );
+                if stage == "quiz" {
+                    let mut g = self.gate.lock().unwrap();
+                    if !g.0 {
+                        g.0 = true;
+                        self.changed.notify_all();
+                        // A guard against a hang, not a timing: the test releases it.
+                        let _ = self
+                            .changed
+                            .wait_timeout_while(g, Duration::from_secs(120), |g| !g.1);
+                    }
+                }
+            }
+            worker::Event::Finished { attempt, .. } => {
+                self.progress.lock().unwrap().remove(&attempt.submission.0);
+            }
+            _ => {}
+        }
+    }
+
+    fn release(&self) {
+        self.gate.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
 
 async fn judged_live(backend: Backend) {
     let Some((_driver, c)) = browser().await else {
@@ -104,16 +156,28 @@ async fn judged_live(backend: Backend) {
     config.events_poll = Duration::from_millis(100);
     let waker = queue.clone();
     config.on_queued = Some(server::OnQueued(Arc::new(move || waker.wake())));
+    let watch = Arc::new(Watch::default());
+    let seen = watch.clone();
+    config.progress = Some(server::ProgressSource(Arc::new(move |id| {
+        seen.progress.lock().unwrap().get(&id).cloned()
+    })));
     let api = server::Server::new(t.store.clone(), config).unwrap();
     let runtime_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
     let runtime = runtime::setup(&runtime_dir, Path::new(runtime::DEFAULT_PYTHON))
         .expect("the Python runtime");
     let init = sandbox::reexec::this_program().unwrap();
     let judge = Arc::new(judge::Judge::new(runtime, init, 54..55).unwrap());
-    let _pool =
-        worker::Pool::start_local(&queue, "local", judge, worker::Config::new(&state, 1), None)
-            .await
-            .unwrap();
+    let w = watch.clone();
+    let observer: worker::Observer = Arc::new(move |e: &worker::Event| w.observe(e));
+    let _pool = worker::Pool::start_local(
+        &queue,
+        "local",
+        judge,
+        worker::Config::new(&state, 1),
+        Some(observer),
+    )
+    .await
+    .unwrap();
     let site = web::Web::new(t.store.clone(), &api, web::Config::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -148,6 +212,18 @@ async fn judged_live(backend: Backend) {
         click(&c, "form#upload button[type=submit]").await;
         wait_text(&c, "#live", "").await;
         c.execute("window.stayed = true", vec![]).await.unwrap();
+        if want == "scored" {
+            // Held in its quiz: the page shows the stage under way, live.
+            let running = wait_text(&c, "#summary", "— quiz").await;
+            assert!(running.contains("running"), "{running}");
+            if let Some(dir) = std::env::var_os("PHYSIOJUDGE_SCREENSHOTS")
+                && backend == Backend::Sqlite
+            {
+                let png = c.screenshot().await.unwrap();
+                std::fs::write(Path::new(&dir).join("submission-running-stage.png"), png).unwrap();
+            }
+            watch.release();
+        }
         let summary = wait_text(&c, "#summary", want).await;
         let stayed = c
             .execute("return window.stayed === true", vec![])
