@@ -119,6 +119,8 @@ impl Site {
                         .unwrap_or_default(),
                     scorer_version: "score 0.1.0".into(),
                     judge_version: "judge 0.1.0".into(),
+                    runtime_lock: None,
+                    warnings: Vec::new(),
                     message: None,
                 },
             )

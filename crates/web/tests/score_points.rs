@@ -27,6 +27,8 @@ fn report(outcome: Outcome, value: Option<f64>) -> Report {
             .unwrap_or_default(),
         scorer_version: "s".into(),
         judge_version: "j".into(),
+        runtime_lock: None,
+        warnings: Vec::new(),
         message: None,
     }
 }
