@@ -40,6 +40,18 @@ fi
 export PHYSIOJUDGE_SCHEMATHESIS="$st_venv/bin/schemathesis"
 export PHYSIOJUDGE_REQUIRE_SCHEMATHESIS=1
 
+# Debian's Chromium and its chromedriver, for the web site's browser tests
+# (crates/web/tests/browser.rs); installed only when missing. No test tool downloads a
+# browser of its own.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  echo "test.sh: installing chromium and chromium-driver" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y chromium chromium-driver
+  else
+    sudo apt-get install -y chromium chromium-driver
+  fi
+fi
+
 export PHYSIOJUDGE_ORACLE_PYTHON="$venv/bin/python"
 export PHYSIOJUDGE_REQUIRE_ORACLE=1
 export PHYSIOJUDGE_REQUIRE_DATA=1

@@ -126,6 +126,8 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         }
     }
     cfg.slot = a.slot;
+    // One program, then this process exits: nothing is made ahead for a next run.
+    cfg.once = true;
     cfg.limits = Limits {
         cpu_time: seconds(a.time, "time")?,
         wall_time: seconds(a.wall_time, "wall-time")?,

@@ -50,6 +50,9 @@ pub struct ServeArgs {
     /// With --demo: the folder of example entries (default: the checkout's `entries/`).
     #[arg(long, requires = "demo")]
     pub entries: Option<PathBuf>,
+    /// Mark the web site's session cookie `Secure` (serve behind https only).
+    #[arg(long)]
+    pub secure_cookies: bool,
 }
 
 /// The store of a state folder, or of `--database`.
@@ -138,16 +141,25 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("listening on {}", a.listen))?;
         let addr = listener.local_addr().unwrap_or(a.listen);
+        // The web site serves its pages and passes the API's paths on to the API.
+        let site = web::Web::new(
+            store.clone(),
+            &server,
+            web::Config {
+                secure_cookies: a.secure_cookies,
+                ..web::Config::default()
+            },
+        );
         writeln!(
             out,
-            "physiojudge serving http://{addr}/api/v1 (state {})",
+            "physiojudge serving http://{addr}/ and http://{addr}/api/v1 (state {})",
             state.display()
         )?;
         out.flush()?;
         // SIGINT/SIGTERM end the process (main's signal thread): every record is a
         // committed transaction, and unfinished uploads are removed at the next start.
         if a.demo {
-            let serving = tokio::spawn(server.serve(listener));
+            let serving = tokio::spawn(site.serve(listener));
             let demo = Demo {
                 base: format!("http://{addr}"),
                 state: state.clone(),
@@ -161,7 +173,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             demo.seed(&store, out).await?;
             serving.await.context("serving")?.context("serving")?;
         } else {
-            server.serve(listener).await.context("serving")?;
+            site.serve(listener).await.context("serving")?;
         }
         store.close().await;
         Ok(())

@@ -1066,3 +1066,62 @@ fn sigterm_removes_the_work_folder() {
     assert_eq!(status.code(), Some(143), "{status:?}");
     assert_eq!(work_folders(tmp.path()), Vec::<String>::new());
 }
+
+/// An entry in the layout of the official CPSC 2021 Python entry (`LICENSE` without
+/// `.txt`, `peakutils` in requirements.txt, which the runtime lacks) runs unchanged
+/// through `evaluate` to a score: its environment is resolved from wheels, installed in
+/// the sandbox, named in result.json, and imported by the entry in quiz and exam. Needs
+/// the package index (PyPI), as CI has.
+#[test]
+fn the_official_cpsc_layout_with_its_own_package_runs_to_a_score() {
+    let Some(data) = root_and_data("the_official_cpsc_layout") else {
+        return;
+    };
+    let entry = tempfile::tempdir().unwrap();
+    let code = std::fs::read_to_string(repo().join("entries/cpsc2021/entry_2021.py")).unwrap();
+    let prelude = "import sys\nimport peakutils\n\
+                   print('peakutils', peakutils.__version__, peakutils.__file__, file=sys.stderr)\n";
+    std::fs::write(
+        entry.path().join("entry_2021.py"),
+        format!("{prelude}{code}"),
+    )
+    .unwrap();
+    std::fs::write(entry.path().join("requirements.txt"), "peakutils\n").unwrap();
+    std::fs::write(entry.path().join("LICENSE"), "BSD 2-Clause License\n").unwrap();
+    std::fs::write(entry.path().join("AUTHORS.txt"), "A team\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("result");
+    let o = evaluate_in(
+        tmp.path(),
+        "cpsc2021",
+        entry.path(),
+        &data.join("cpsc2021"),
+        &dest,
+    )
+    .arg("--json")
+    .env("PHYSIOJUDGE_ENV_CACHE", cache.path())
+    .output()
+    .unwrap();
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dest.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["verdict"], "scored", "{r}\n{}", testkit::text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", testkit::text(&o));
+    let packages = r["environment"]["packages"]
+        .as_array()
+        .expect("environment");
+    assert!(
+        packages.iter().any(|p| p["name"]
+            .as_str()
+            .unwrap()
+            .eq_ignore_ascii_case("peakutils")),
+        "{r}"
+    );
+    let prep = std::fs::read_to_string(dest.join("logs/prep.log")).unwrap();
+    assert!(prep.contains("LICENSE"), "{prep}");
+    let quiz = std::fs::read_to_string(dest.join("logs/quiz.log")).unwrap();
+    assert!(
+        quiz.contains("peakutils") && quiz.contains("/env/"),
+        "{quiz}"
+    );
+}

@@ -240,6 +240,41 @@ impl Layout {
         removed
     }
 
+    /// Moves the calling process into the cgroup it is already in, in the hierarchy its
+    /// runs join first: a move that changes nothing, made for its side effect. Without
+    /// `favordynmods` on the host (docs/sandbox.md), the first move into a cgroup after a
+    /// quiet spell waits for an RCU grace period (the kernel switches the lock every
+    /// fork takes to its slow mode; 10–20 ms on a loaded VM here, the largest part of a
+    /// one-shot run), and moves within about a grace period of the last one do not wait.
+    /// A one-shot runner calls this on a thread of its own as it starts, so that the
+    /// wait overlaps starting the slot rather than delaying the program's move.
+    pub fn prime_moves(&self) -> Result<(), CgroupError> {
+        let (hierarchy, want) = match self {
+            Layout::V2 { root } => (root, None),
+            Layout::V1 { pids, .. } => (pids, Some("pids")),
+        };
+        let own = Path::new("/proc/self/cgroup");
+        let text = std::fs::read_to_string(own).map_err(io(own))?;
+        // `ID:CONTROLLERS:PATH`; the v2 line has no controllers.
+        let path = text
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.splitn(3, ':');
+                Some((f.next()?, f.next()?, f.next()?))
+            })
+            .find(|(_, controllers, _)| match want {
+                Some(c) => controllers.split(',').any(|x| x == c),
+                None => controllers.is_empty(),
+            })
+            .map(|(_, _, path)| path.trim_start_matches('/'))
+            .ok_or_else(|| CgroupError::Parse {
+                path: own.to_path_buf(),
+                what: "this process's cgroup",
+                text: text.clone(),
+            })?;
+        write(&hierarchy.join(path).join("cgroup.procs"), "0")
+    }
+
     pub fn version(&self) -> u8 {
         match self {
             Layout::V2 { .. } => 2,
@@ -566,6 +601,26 @@ mod tests {
         .unwrap();
         std::fs::write(t.path().join("cgroup.subtree_control"), "").unwrap();
         t
+    }
+
+    /// The move that primes the kernel's lock goes to the cgroup this process is in
+    /// (as `/proc/self/cgroup` names it), and to no other.
+    #[test]
+    fn priming_moves_this_process_where_it_already_is() {
+        let t = fake_v2();
+        let layout = Layout::detect(t.path()).unwrap();
+        let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let Some(own) = text.lines().find_map(|l| l.strip_prefix("0::")) else {
+            eprintln!("skipped: no cgroup2 line in /proc/self/cgroup");
+            return;
+        };
+        let dir = t.path().join(own.trim_start_matches('/'));
+        std::fs::create_dir_all(&dir).unwrap();
+        layout.prime_moves().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("cgroup.procs")).unwrap(),
+            "0"
+        );
     }
 
     #[test]

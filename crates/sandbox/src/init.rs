@@ -124,12 +124,15 @@ pub(crate) fn standby(
     alive: OwnedFd,
     tmp_bytes: u64,
     filters: &[BpfProgram],
-    net: (Option<crate::netns::Namespace>, &std::hash::RandomState),
+    net: Net,
+    idle: bool,
 ) -> ! {
     // First of all: the spawner's descriptors of the run in progress (its status pipe
     // above all, whose closing tells the runner the run is over) must not stay open here.
     let mut keep = vec![sock.as_raw_fd(), alive.as_raw_fd()];
-    keep.extend(net.0.as_ref().map(|(ns, _)| ns.as_raw_fd()));
+    if let Net::Enter(Some((ns, _)), _) = &net {
+        keep.push(ns.as_raw_fd());
+    }
     close_except(STATUS_FD, &keep);
     die_with_spawner(&alive);
     drop(alive);
@@ -140,8 +143,10 @@ pub(crate) fn standby(
     };
     // Made while the slot's current run goes on: it must not take the CPU from that run
     // or from the spawner, which reports the run's end. (A spawner that needs it before
-    // it is ready raises it back.)
-    let _ = set_policy(nix::libc::SCHED_IDLE);
+    // it is ready raises it back.) A slot's first one is made before any run.
+    if idle {
+        let _ = set_policy(nix::libc::SCHED_IDLE);
+    }
     let ready = match prepare(tmp_bytes, filters, net) {
         // The listener goes to the spawner only: a program holding it could answer its
         // own forbidden calls. (It is close-on-exec too.)
@@ -201,6 +206,16 @@ pub(crate) fn standby(
     }
 }
 
+/// The network namespace a standby gets ready in.
+pub(crate) enum Net<'a> {
+    /// One of its own: `previous` if it is as it was made, else a new one
+    /// ([`crate::netns::enter`]); the keys hash namespaces' states.
+    Enter(Option<crate::netns::Namespace>, &'a std::hash::RandomState),
+    /// The one it was forked in, the spawner's, new and never used by a run: only for
+    /// the one program of a one-shot slot ([`crate::netns::keep`]).
+    Keep(&'a std::hash::RandomState),
+}
+
 /// Why a program was not executed.
 enum Failed {
     /// Limits, privileges, descriptors: the sandbox failed.
@@ -233,7 +248,7 @@ fn set_policy(policy: nix::libc::c_int) -> Result<(), String> {
 fn prepare(
     tmp_bytes: u64,
     filters: &[BpfProgram],
-    (previous, keys): (Option<crate::netns::Namespace>, &std::hash::RandomState),
+    net: Net,
 ) -> Result<(OwnedFd, OwnedFd, crate::netns::Namespace), String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
     // A new, empty session keyring: the program would otherwise possess the runner's (a
@@ -257,7 +272,10 @@ fn prepare(
     }
     nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
         .map_err(|e| format!("unshare: {e}"))?;
-    let net = crate::netns::enter(previous, keys)?;
+    let net = match net {
+        Net::Enter(previous, keys) => crate::netns::enter(previous, keys)?,
+        Net::Keep(keys) => crate::netns::keep(keys)?,
+    };
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(
         Path::new("/tmp"),

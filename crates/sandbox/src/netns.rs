@@ -70,6 +70,21 @@ pub(crate) fn enter(previous: Option<Namespace>, keys: &RandomState) -> Result<N
     Ok((ns, state(keys)))
 }
 
+/// Keeps the calling process in its network namespace for its run, with `lo` up: for
+/// the one program of a one-shot slot, whose spawner made that namespace and runs
+/// nothing else in it (it holds only the spawner's unnamed socket pairs, which no
+/// program can reach by a name). Saves making and tearing down a second one.
+pub(crate) fn keep(keys: &RandomState) -> Result<Namespace, String> {
+    loopback_up()?;
+    let ns = nix::fcntl::open(
+        "/proc/self/ns/net",
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("open /proc/self/ns/net: {e}"))?;
+    Ok((ns, state(keys)))
+}
+
 /// Brings up `lo` in the calling process's network namespace, so that programs may send
 /// themselves datagrams over 127.0.0.1 (TCP is refused: [`crate::seccomp`]).
 pub(crate) fn loopback_up() -> Result<(), String> {

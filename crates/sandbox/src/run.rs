@@ -57,6 +57,12 @@ pub struct RunConfig {
     /// Set by the caller to end the run (checked as often as the limits): every process
     /// of the run is killed and the verdict is `stopped`.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// This process runs this one program in its slot and then exits (a one-shot
+    /// command): nothing is made ahead for a next run of the slot, neither the next
+    /// program by the spawner nor the next cgroup by the runner, and the program keeps
+    /// the spawner's network namespace, new and unused, rather than making one. A later
+    /// run in the same slot still works, only without what was made ahead.
+    pub once: bool,
 }
 
 impl RunConfig {
@@ -74,6 +80,7 @@ impl RunConfig {
             init,
             cgroup_base: PathBuf::from("/sys/fs/cgroup"),
             stop: None,
+            once: false,
         }
     }
 }
@@ -236,6 +243,8 @@ pub fn run_serving<T: Send>(
         system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
         uid: BASE_ID + cfg.slot,
         gid: BASE_ID + cfg.slot,
+        tmp_bytes: cfg.limits.tmp_bytes,
+        once: cfg.once,
     };
     let run = crate::spawner::with_slot(&cfg.init, cfg.slot, &slot, |spawner| {
         run_in_slot(cfg, spawner, serve, &mut served)
@@ -263,6 +272,18 @@ fn run_in_slot<T: Send>(
 ) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
     let layout = layout(&cfg.cgroup_base)?;
+    if cfg.once {
+        // The program's move into its cgroup would wait for an RCU grace period on a
+        // host without `favordynmods`: started now, the wait overlaps starting the slot.
+        // Nothing depends on it (a failure only leaves the wait where it was).
+        let layout = layout.clone();
+        let _ = std::thread::Builder::new()
+            .name("sandbox-prime".into())
+            .spawn(move || layout.prime_moves());
+    }
+    // A slot's first run starts its spawner now: executing it and building the slot's
+    // root then overlap with the cgroup and binds made below.
+    spawner.start();
     // What runners killed before they could clean up left behind: once per process, not
     // on every run (a runner that dies takes only its own runs with it).
     static SWEEP: std::sync::Once = std::sync::Once::new();
@@ -527,8 +548,14 @@ fn finish(
     let oom = cgroup.oom_kills().map_err(|e| format!("cgroup: {e}"))? > 0;
     // Only to explain a failure: unreadable, it explains nothing.
     let forks_refused = cgroup.pids_limit_hits().unwrap_or(0);
-    // Empty now (killed and checked above); removed off the run's path.
-    crate::ahead::done(layout, cfg.slot, ready);
+    // Empty now (killed and checked above); removed off the run's path, or at once by a
+    // process that runs nothing more (a removal that fails is retried by the next
+    // runner's sweep).
+    if cfg.once {
+        let _ = ready.cgroup.remove();
+    } else {
+        crate::ahead::done(layout, cfg.slot, ready);
+    }
 
     // The report: how the program ended (the program's own line if it could not be
     // started, then the spawner's), with optional lines before it, and after it a

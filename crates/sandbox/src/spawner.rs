@@ -219,6 +219,15 @@ pub struct Slot<'a> {
 }
 
 impl Slot<'_> {
+    /// Starts the slot's spawner if it has none, so that it sets the slot up while the
+    /// caller gets the run ready (its cgroup, binds and pipes). A failure here is met
+    /// again, and reported, by [`Slot::spawn`].
+    pub fn start(&mut self) {
+        if self.spawner.is_none() {
+            *self.spawner = Spawner::start(self.init, self.spec).ok();
+        }
+    }
+
     /// Starts a run's program (the spawner is started on first use, and restarted once
     /// if it has died). Returns the program's PID.
     pub fn spawn(&mut self, request: &Request, fds: &Fds) -> Result<u32, String> {
@@ -324,6 +333,11 @@ pub fn serve() -> ! {
         Ok(slot) => Ok(slot),
         Err(e) => Err(format!("the sandbox could not be set up: {e}")),
     };
+    // The first run's program is made at once, while the runner gets the run ready
+    // (should that fail, the run makes its own).
+    if let Ok(slot) = &mut slot {
+        slot.standby = Standby::fork(&sock, slot, slot.spec.tmp_bytes, None, true).ok();
+    }
     let mut buf = vec![0u8; MAX_REQUEST + 1];
     loop {
         let (n, fds) = match receive(&sock, &mut buf) {
@@ -362,10 +376,13 @@ pub fn serve() -> ! {
             // The next run's program is made while this one runs (should that fail, the
             // next run makes its own). It cannot touch this run, nor this run it: it is
             // root, in none of the run's cgroups, and waits in namespaces of its own.
+            // A slot that serves one run makes none.
             let mut uid = None;
             if let Ok(slot) = &mut slot {
-                let net = slot.net.take();
-                slot.standby = Standby::fork(&sock, slot, started.tmp_bytes, net).ok();
+                if !slot.spec.once {
+                    let net = slot.net.take();
+                    slot.standby = Standby::fork(&sock, slot, started.tmp_bytes, net, false).ok();
+                }
                 uid = Some(slot.spec.uid);
             }
             let net = started.see_through(uid);
@@ -523,12 +540,15 @@ struct Standby {
 }
 
 impl Standby {
-    /// Forks one, which gets ready meanwhile ([`Standby::ready`]).
+    /// Forks one, which gets ready meanwhile ([`Standby::ready`]). The `first` of a slot
+    /// is made before any run: at normal priority, as nothing runs yet, and in a
+    /// one-shot slot it keeps the spawner's network namespace ([`SlotSpec::once`]).
     fn fork(
         runner: &OwnedFd,
         slot: &Ready,
         tmp_bytes: u64,
         net: Option<crate::netns::Namespace>,
+        first: bool,
     ) -> Result<Standby, String> {
         let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
         let alive = slot.alive.0.try_clone().map_err(|e| format!("dup: {e}"))?;
@@ -541,8 +561,21 @@ impl Standby {
                 let _ = nix::unistd::close(slot.alive.1.as_raw_fd());
                 let _ = nix::unistd::close(runner.as_raw_fd());
                 drop(ours);
-                let net = (net, &slot.net_keys);
-                crate::init::standby(&slot.spec, theirs, alive, tmp_bytes, &slot.filters, net)
+                let net = if first && slot.spec.once {
+                    crate::init::Net::Keep(&slot.net_keys)
+                } else {
+                    crate::init::Net::Enter(net, &slot.net_keys)
+                };
+                let idle = !first;
+                crate::init::standby(
+                    &slot.spec,
+                    theirs,
+                    alive,
+                    tmp_bytes,
+                    &slot.filters,
+                    net,
+                    idle,
+                )
             }
             Ok(nix::unistd::ForkResult::Parent { child }) => child,
             Err(e) => return Err(format!("fork: {e}")),
@@ -846,7 +879,7 @@ fn start_program(
         Some(s) => s,
         None => {
             let net = slot.net.take();
-            Standby::fork(runner, slot, request.spec.tmp_bytes, net)?
+            Standby::fork(runner, slot, request.spec.tmp_bytes, net, false)?
         }
     };
     if let Err(e) = standby.ready() {

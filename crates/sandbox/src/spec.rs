@@ -28,6 +28,14 @@ pub struct SlotSpec {
     /// The slot's uid and gid, which every program of the slot runs as.
     pub uid: u32,
     pub gid: u32,
+    /// The `/tmp` size of the slot's first program, which the spawner makes as soon as
+    /// the slot is set up, before the first request (a run of another size resizes it).
+    pub tmp_bytes: u64,
+    /// The slot serves one run and its runner then exits (a one-shot command such as
+    /// `physiojudge sandbox run`): nothing is made ahead for a next run, and the first
+    /// program stays in the spawner's own network namespace, new and never used, rather
+    /// than making another.
+    pub once: bool,
 }
 
 /// Where a bind goes; its source travels as a detached mount tree ([`crate::tree`]).

@@ -64,13 +64,10 @@ fn true_is_ok_and_exit_status_is_a_runtime_error() {
     );
 }
 
-#[test]
-fn network_is_loopback_only_and_the_host_is_unreachable() {
-    // A UDP socket on the host's 127.0.0.1: the sandbox's loopback is another one.
-    let host = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    host.set_nonblocking(true).unwrap();
-    let port = host.local_addr().unwrap().port();
-    let script = format!(
+/// A Python program that reports what it can reach of the network, sending one datagram
+/// to the host's 127.0.0.1:`port`.
+fn network_probe(port: u16) -> String {
+    format!(
         "import socket, os\n\
          s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
          s.sendto(b'out', ('127.0.0.1', {port})); print('sent')\n\
@@ -83,13 +80,47 @@ fn network_is_loopback_only_and_the_host_is_unreachable() {
          except OSError:\n    print('no resolution')\n\
          own = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); own.bind(('127.0.0.1', 0))\n\
          s.sendto(b'ping', own.getsockname()); print('own loopback', own.recv(4).decode())\n"
-    );
+    )
+}
+
+#[test]
+fn network_is_loopback_only_and_the_host_is_unreachable() {
+    // A UDP socket on the host's 127.0.0.1: the sandbox's loopback is another one.
+    let host = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let script = network_probe(host.local_addr().unwrap().port());
     let Some(cfg) = config("network", &["/usr/bin/python3", "-c", &script]) else {
         return;
     };
     let r = run(&cfg);
     let out = String::from_utf8_lossy(&r.stdout);
     expect(&r, Verdict::Ok, "network");
+    network_is_loopback_only(&out, &host);
+}
+
+/// A one-shot run's program keeps the network namespace its spawner made (rather than
+/// making another): the same rules hold there.
+#[test]
+fn network_is_loopback_only_in_a_one_shot_run() {
+    const TEST: &str = "network_is_loopback_only_in_a_one_shot_run";
+    if serve_one_shot(TEST) {
+        return;
+    }
+    let host = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let script = network_probe(host.local_addr().unwrap().port());
+    let Some(mut cfg) = config(TEST, &["/usr/bin/python3", "-c", &script]) else {
+        return;
+    };
+    cfg.slot = 23;
+    let (result, out) = one_shot(TEST, &cfg);
+    assert_eq!(result.verdict, Verdict::Ok, "{result:?}: {out}");
+    network_is_loopback_only(&out, &host);
+}
+
+/// What [`network_probe`] printed, and what `host` received, are those of a run that
+/// reaches its own loopback only.
+fn network_is_loopback_only(out: &str, host: &std::net::UdpSocket) {
     // The datagram went to the sandbox's own 127.0.0.1, where nothing listens.
     assert!(out.starts_with("sent\n"), "{out}");
     let mut buf = [0u8; 16];
@@ -805,6 +836,8 @@ fn serve_one_shot(test: &str) -> bool {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let mut cfg = config(test, &argv).unwrap();
     cfg.slot = slot;
+    // As `physiojudge sandbox run` runs it.
+    cfg.once = true;
     let r = run(&cfg);
     let record = (r.result, String::from_utf8_lossy(&r.stdout).into_owned());
     println!("ONE-SHOT {}", serde_json::to_string(&record).unwrap());

@@ -267,7 +267,8 @@ fn record_names(dir: &Path) -> Result<Vec<String>, ScoreError> {
     Ok(names)
 }
 
-fn load_record(dir: &Path, name: &str) -> Result<RefRecord, ScoreError> {
+/// One reference record of a folder: its header (length, class) and `.atr` episodes.
+pub fn load_record(dir: &Path, name: &str) -> Result<RefRecord, ScoreError> {
     let path = dir.join(name);
     let rec = Record::open(&path)
         .map_err(|e| ScoreError::reference(e.file.clone(), e.kind.to_string()))?;

@@ -19,7 +19,8 @@
 //!   become markup even where a client mistakes the body for HTML.
 //!
 //! Not here: judging (workers take jobs from the store's queue), moving jobs between
-//! machines (`dispatch`), web pages (planned), the command line (`physiojudge serve`
+//! machines (`dispatch`), web pages (the `web` crate, which makes its changes through
+//! this router), the command line (`physiojudge serve`
 //! builds a [`Server`] and serves it).
 
 mod api;
@@ -30,7 +31,7 @@ mod json;
 pub mod layout;
 mod metrics;
 mod upload;
-mod views;
+pub mod views;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

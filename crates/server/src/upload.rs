@@ -184,15 +184,24 @@ pub(crate) async fn upload(
     part.keep();
     let entry_file = Scratch(Some(entry.clone()));
     let entries = app.config.state_dir.join(ENTRIES);
-    tokio::fs::File::open(&entries)
-        .await
-        .map_err(io_error(&entries))?
-        .sync_all()
-        .await
-        .map_err(io_error(&entries))?;
 
-    // 4. The judge's own unpack rules.
-    check(&app, &entry, &name).await?;
+    // 4. The judge's own unpack rules, while the file and its name go to disk: neither
+    // needs the other, and both are done before the submission is recorded (a recorded
+    // entry must survive a crash). Each takes 10-25 ms for 10 MB on a loaded VM here.
+    let durable = async {
+        for path in [&entry, &entries] {
+            tokio::fs::File::open(path)
+                .await
+                .map_err(io_error(path))?
+                .sync_all()
+                .await
+                .map_err(io_error(path))?;
+        }
+        Ok::<_, ApiError>(())
+    };
+    let (durable, checked) = tokio::join!(durable, check(&app, &entry, &name));
+    checked?;
+    durable?;
 
     // 5. Recorded: the store checks the phase and the quota again, atomically.
     let s = app
@@ -259,9 +268,8 @@ async fn receive(body: Body, path: &FsPath, max: u64) -> Result<(u64, String, Sc
         hasher.update(&chunk);
         file.write_all(&chunk).await.map_err(io_error(path))?;
     }
+    // All written; the caller makes it durable (before it is recorded).
     file.flush().await.map_err(io_error(path))?;
-    // On disk before it is recorded: a recorded entry must survive a crash.
-    file.sync_all().await.map_err(io_error(path))?;
     let sha256 = hasher
         .finalize()
         .iter()

@@ -62,6 +62,7 @@ mod rescore;
 mod submissions;
 mod teams;
 mod users;
+mod web;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -84,6 +85,7 @@ pub use error::Error;
 pub use manifest::Manifest;
 pub use model::*;
 pub use users::NewToken;
+pub use web::ScorePoint;
 
 use db::Db;
 

@@ -1,0 +1,249 @@
+//! The platform's web site: server-rendered pages for participants and organisers
+//! (docs/web.md), beside the JSON API that `server` serves.
+//!
+//! - **One source of truth.** Every change a page makes (signing in, forming a team,
+//!   uploading an entry, requeueing) is the API's own request, made in-process with the
+//!   signed-in user's token, so the API's rules, checks and error codes hold unchanged.
+//!   What a page shows of a submission or a leaderboard is the API's answer to that
+//!   user, so a page can never show more than the API shows the same caller. A few
+//!   lists the API has no endpoint for (a team's own submissions, the organiser's
+//!   queue and workers, the best-score plot) are read from the store directly.
+//! - **Sessions** are API tokens in an `HttpOnly`, `SameSite=Lax` cookie (`Secure`
+//!   when [`Config::secure_cookies`]); signing out revokes the token. Every form carries
+//!   a CSRF token derived from the session (or, before signing in, from a random
+//!   pre-session cookie), and a cross-origin `Origin` on a form post is refused.
+//! - **No inline script or style.** Pages are checked at compile time (`maud`, which
+//!   escapes every value unless told otherwise), the one stylesheet and the one script
+//!   are compiled into the binary, and `Content-Security-Policy` forbids anything else.
+//!   Every page works without JavaScript; the script only adds local times, upload
+//!   progress, drag-and-drop and live submission states.
+//!
+//! Not here: the API itself (`server`), the records (`store`), judging (`worker`).
+
+// Handlers answer a refusal with the page that says so: a `Response` as the error.
+#![allow(clippy::result_large_err)]
+
+mod api;
+mod html;
+mod organiser;
+mod pages;
+mod plot;
+mod session;
+mod text;
+mod viewer;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+/// How the site behaves.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Mark the session cookie `Secure`: set it when the site is served over https (a
+    /// proxy in front), never on plain http (the browser would drop the cookie).
+    pub secure_cookies: bool,
+    /// Whether anyone may create a participant account at `/signup`. Organisers are
+    /// made with `physiojudge admin` or by another organiser.
+    pub signup: bool,
+    /// How long a session cookie lives, in days (its token is revoked at sign-out).
+    pub session_days: u32,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            secure_cookies: false,
+            signup: true,
+            session_days: 14,
+        }
+    }
+}
+
+/// The web site over a store and the API router that serves the same store.
+#[derive(Clone)]
+pub struct Web(Arc<Inner>);
+
+/// What [`Web`] shares between requests (its fields are the crate's own).
+#[doc(hidden)]
+pub struct Inner {
+    pub(crate) store: store::Store,
+    pub(crate) api: Router,
+    pub(crate) config: Config,
+    /// The server's state folder: result folders (quiz outputs for the record viewer).
+    pub(crate) state_dir: std::path::PathBuf,
+}
+
+impl std::ops::Deref for Web {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Web {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Web").field("config", &self.config).finish()
+    }
+}
+
+impl Web {
+    /// The site over `store`, making its changes through `api`'s router (a server
+    /// over the same store) and reading result folders in its state folder.
+    pub fn new(store: store::Store, api: &server::Server, config: Config) -> Web {
+        Web(Arc::new(Inner {
+            store,
+            api: api.router(),
+            config,
+            state_dir: api.state_dir().to_path_buf(),
+        }))
+    }
+
+    /// The pages and their assets, with every other path (`/api/v1/…`, `/healthz`,
+    /// `/metrics`) passed on to the API router: the one router to serve.
+    pub fn router(&self) -> Router {
+        let pages = Router::new()
+            .route("/", get(pages::home))
+            .route("/login", get(pages::login_page).post(pages::login))
+            .route("/logout", post(pages::logout))
+            .route("/signup", get(pages::signup_page).post(pages::signup))
+            .route("/token", get(pages::token_page).post(pages::new_token))
+            .route("/token/revoke", post(pages::revoke_token))
+            .route("/challenges/{id}", get(pages::challenge))
+            .route(
+                "/challenges/{id}/team",
+                get(pages::team_page).post(pages::create_team),
+            )
+            .route("/challenges/{id}/team/invite", post(pages::invite))
+            .route("/invitations/{id}/{answer}", post(pages::answer_invitation))
+            .route(
+                "/challenges/{id}/submit",
+                // The upload streams into the API's, which counts the bytes against its
+                // own limit (`server::Config::max_upload_bytes`); axum's default 2 MB
+                // cap on a form would refuse any real entry first.
+                get(pages::submit_page)
+                    .post(pages::submit)
+                    .layer(axum::extract::DefaultBodyLimit::disable()),
+            )
+            .route("/challenges/{id}/leaderboard", get(pages::leaderboard))
+            .route("/submissions", get(pages::my_submissions))
+            .route("/submissions/{id}", get(pages::submission))
+            .route("/submissions/{id}/events", get(pages::events))
+            .route("/submissions/{id}/records/{record}", get(viewer::record))
+            .route("/submissions/{id}/withdraw", post(pages::withdraw))
+            .route("/submissions/{id}/select", post(pages::select))
+            .route("/organiser", get(organiser::console))
+            .route("/organiser/challenges", post(organiser::create_challenge))
+            .route("/organiser/phases", post(organiser::create_phase))
+            .route("/organiser/requeue/{id}", post(organiser::requeue))
+            .route("/organiser/results.csv", get(organiser::results_csv))
+            .route("/static/site.css", get(stylesheet))
+            .route("/static/site.js", get(script))
+            .fallback(fallback)
+            .layer(middleware::from_fn_with_state(self.clone(), dress))
+            .layer(middleware::from_fn(guard));
+        pages.with_state(self.clone())
+    }
+
+    /// Serves [`Web::router`] on `listener` until the process ends.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+}
+
+const CSS: &str = include_str!("../static/site.css");
+const JS: &str = include_str!("../static/site.js");
+
+async fn stylesheet() -> Response {
+    asset("text/css; charset=utf-8", CSS)
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", JS)
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            // The assets change with the binary: revalidate, never guess.
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Paths that are not pages: the API's, passed on unchanged; anything else is the
+/// site's "not found" page.
+async fn fallback(State(web): State<Web>, req: Request) -> Response {
+    let path = req.uri().path();
+    if path.starts_with("/api/") || path == "/healthz" || path == "/metrics" {
+        return api::forward(&web, req).await;
+    }
+    html::PageError::not_found("There is no page at this address.").into_response()
+}
+
+/// An error page drawn again in the reader's frame: who is signed in, the navigation,
+/// sign-out. Only error responses pay for the session lookup a second time.
+async fn dress(State(web): State<Web>, req: Request, next: Next) -> Response {
+    let headers = req.headers().clone();
+    let r = next.run(req).await;
+    let Some(e) = r.extensions().get::<html::ErrorPage>().cloned() else {
+        return r;
+    };
+    let Ok(ctx) = session::Ctx::from_headers(&web, &headers).await else {
+        return r;
+    };
+    let status = r.status();
+    let mut page = html::page(&ctx, &e.title, html::error_body(&e.title, &e.message));
+    *page.status_mut() = status;
+    page
+}
+
+/// Every page's headers; and a form post whose `Origin` is another site is refused
+/// before any handler runs (the CSRF token is checked as well, in the handler).
+async fn guard(req: Request, next: Next) -> Response {
+    let is_api = req.uri().path().starts_with("/api/");
+    if req.method() == Method::POST && !is_api && !session::same_origin(req.headers()) {
+        return html::PageError::new(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "This form was sent from another site. Open the page on this site and send it again.",
+        )
+        .into_response();
+    }
+    let mut r = next.run(req).await;
+    if is_api {
+        return r;
+    }
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+             connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        // Pages differ by who asks: no shared cache may keep one.
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, no-store"),
+        );
+    }
+    r
+}

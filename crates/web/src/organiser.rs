@@ -1,0 +1,506 @@
+//! The organiser's console (`/organiser`): challenges and phases, the queue and the
+//! workers, every submission with filters, requeue. Changes go through the API as the
+//! organiser, so its checks (manifest, names, states) hold.
+//!
+//! Not here yet: rescoring and publishing a test leaderboard. Their API is being added
+//! to `server`; the console gets buttons for them once it exists (docs/web.md, "Gaps").
+
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use maud::html;
+use serde::Deserialize;
+
+use server::views::{ChallengeView, PhaseView};
+
+use crate::Web;
+use crate::api::{self, seg};
+use crate::html::{PageError, csrf, page, redirect, state_badge, time};
+use crate::session::Ctx;
+
+type PageResult = Result<Response, Response>;
+
+fn internal(e: impl std::fmt::Display) -> Response {
+    PageError::internal(&e).into_response()
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Filters {
+    challenge: Option<String>,
+    state: Option<String>,
+    team: Option<String>,
+    /// What the last form did: `challenge`, `phase` or `requeued` (with `id`/`name`).
+    done: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+const STATES: [&str; 6] = [
+    "queued",
+    "running",
+    "scored",
+    "failed",
+    "error",
+    "withdrawn",
+];
+
+pub(crate) async fn console(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Query(f): Query<Filters>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    let challenges: Vec<ChallengeView> = api::get(&web, "/api/v1/challenges", Some(token))
+        .await
+        .json()
+        .map_err(|e| PageError::from(e).into_response())?;
+    let counts = web.store.state_counts(None).await.map_err(internal)?;
+    let workers = web.store.workers().await.map_err(internal)?;
+    let now = web.store.now();
+    let chosen = f.challenge.as_deref().filter(|c| !c.is_empty());
+    let state = f.state.as_deref().filter(|s| STATES.contains(s));
+    let team_filter = f.team.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    // Every submission of the chosen challenges, newest first, filtered here: the
+    // store pages by challenge, and a console shows a few hundred at most.
+    const SHOWN: usize = 300;
+    let mut rows = Vec::new();
+    for c in challenges
+        .iter()
+        .filter(|c| chosen.is_none_or(|w| w == c.id))
+    {
+        let mut after = None;
+        loop {
+            let page = web
+                .store
+                .challenge_submissions(&c.id, after, 500)
+                .await
+                .map_err(internal)?;
+            let last = page.last().map(|s| s.id);
+            for s in page {
+                if state.is_some_and(|w| w != s.state.as_str()) {
+                    continue;
+                }
+                let team = web.store.team(s.team).await.map_err(internal)?;
+                if team_filter
+                    .is_some_and(|w| !team.name.to_lowercase().contains(&w.to_lowercase()))
+                {
+                    continue;
+                }
+                let phase = c
+                    .phases
+                    .iter()
+                    .find(|p| p.id == s.phase.0)
+                    .map(|p| p.name.clone())
+                    .unwrap_or_default();
+                rows.push((c.id.clone(), phase, team.name, s));
+            }
+            match last {
+                Some(l) if rows.len() < SHOWN => after = Some(l),
+                _ => break,
+            }
+        }
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.3.received_at));
+    let total = rows.len();
+    rows.truncate(SHOWN);
+    let body = html! {
+        h1 { "Organiser console" }
+        @match (f.done.as_deref(), f.id.as_deref(), f.name.as_deref()) {
+            (Some("challenge"), Some(id), _) => { p.notice role="status" { "Challenge " (id) " created." } }
+            (Some("phase"), Some(id), Some(name)) => { p.notice role="status" { "Phase " (name) " of " (id) " added." } }
+            (Some("requeued"), _, _) => { p.notice role="status" { "Requeued: a new attempt is in the queue." } }
+            _ => {}
+        }
+        section aria-labelledby="queue" {
+            h2 #queue { "Queue" }
+            ul.plain.counts {
+                @for (s, n) in &counts { li { (state_badge(s.as_str())) " " (n) } }
+            }
+            p { a href="/metrics" { "Prometheus metrics" } }
+        }
+        section aria-labelledby="workers" {
+            h2 #workers { "Workers" }
+            @if workers.is_empty() { p { "No worker has registered." } }
+            @else {
+                div.scroll { table {
+                    thead { tr { th scope="col" { "Name" } th scope="col" { "Last heartbeat" } th scope="col" { "Status" } } }
+                    tbody { @for w in &workers { tr {
+                        th scope="row" { (w.name) }
+                        td { @if let Some(t) = w.last_seen_at { (time(t)) " (" (crate::html::duration((now - t).num_seconds() as f64)) " ago)" } @else { "never" } }
+                        td { @if w.disabled { "disabled" } @else { "enabled" } }
+                    } } }
+                } }
+            }
+        }
+        section aria-labelledby="subs" {
+            h2 #subs { "Submissions" }
+            form.inline method="get" action="/organiser" {
+                label for="f-challenge" { "Challenge" }
+                select #f-challenge name="challenge" {
+                    option value="" { "all" }
+                    @for c in &challenges { option value=(c.id) selected[chosen == Some(c.id.as_str())] { (c.id) } }
+                }
+                label for="f-state" { "State" }
+                select #f-state name="state" {
+                    option value="" { "all" }
+                    @for s in STATES { option value=(s) selected[state == Some(s)] { (s) } }
+                }
+                label for="f-team" { "Team" }
+                input #f-team type="search" name="team" value=(team_filter.unwrap_or(""));
+                button type="submit" { "Filter" }
+            }
+            @if rows.is_empty() { p { "No submission matches." } }
+            @else {
+                div.scroll { table data-sortable {
+                    thead { tr { th scope="col" { "Received" } th scope="col" { "Challenge" } th scope="col" { "Phase" } th scope="col" { "Team" } th scope="col" { "State" } th scope="col" { "Attempts" } th scope="col" { "Action" } } }
+                    tbody { @for (c, p, t, s) in &rows { tr {
+                        td { a href={"/submissions/" (s.id.0)} { (time(s.received_at)) } }
+                        td { (c) } td { (p) } td { (t) }
+                        td { (state_badge(s.state.as_str())) }
+                        td.num { (s.attempt) }
+                        td { @if s.state.as_str() == "error" {
+                            form.inline method="post" action={"/organiser/requeue/" (s.id.0)} { (csrf(&ctx)) button type="submit" { "Requeue" } }
+                        } }
+                    } } }
+                } }
+                @if total > rows.len() { p.muted { "The " (rows.len()) " newest of " (total) " are shown." } }
+            }
+            @if let Some(c) = chosen {
+                p { a href={"/organiser/results.csv?challenge=" (seg(c))} { "Download every submission of " (c) " with its figures (CSV)" } }
+            } @else {
+                p { "Download results (CSV): " @for c in &challenges { a href={"/organiser/results.csv?challenge=" (seg(&c.id))} { (c.id) } " " } }
+            }
+            p.gap { strong { "Not yet here: " } "rescoring stored outputs and publishing a test leaderboard. Their API is being added; until then use it directly when it lands." }
+        }
+        section aria-labelledby="new-challenge" {
+            h2 #new-challenge { "Create a challenge" }
+            form.stack method="post" action="/organiser/challenges" {
+                (csrf(&ctx))
+                label for="c-id" { "Id (a-z, 0-9, - and _)" }
+                input #c-id type="text" name="id" required pattern="[a-z0-9_-]+" maxlength="64";
+                label for="c-title" { "Title (optional)" }
+                input #c-title type="text" name="title" maxlength="200";
+                label for="c-def" { "Definition: a built-in id (cpsc2021, cinc2017, physionet2022, p300speller) or TOML text" }
+                textarea #c-def name="definition" rows="3" required {}
+                label for="c-data" { "Data folder on the server" }
+                input #c-data type="text" name="data" required;
+                button type="submit" { "Create the challenge" }
+            }
+        }
+        @if !challenges.is_empty() {
+            section aria-labelledby="new-phase" {
+                h2 #new-phase { "Add a phase" }
+                form.stack method="post" action="/organiser/phases" {
+                    (csrf(&ctx))
+                    label for="p-challenge" { "Challenge" }
+                    select #p-challenge name="challenge" { @for c in &challenges { option value=(c.id) { (c.id) } } }
+                    label for="p-name" { "Name" }
+                    input #p-name type="text" name="name" required maxlength="64";
+                    label for="p-opens" { "Opens (UTC)" }
+                    input #p-opens type="datetime-local" name="opens" required;
+                    label for="p-closes" { "Closes (UTC)" }
+                    input #p-closes type="datetime-local" name="closes" required;
+                    label for="p-total" { "Quota: submissions in all (empty: no limit)" }
+                    input #p-total type="number" name="total" min="0";
+                    label for="p-day" { "Quota: per UTC day" }
+                    input #p-day type="number" name="per_day" min="0";
+                    label for="p-conc" { "Quota: at once" }
+                    input #p-conc type="number" name="max_concurrent" min="0";
+                    label for="p-split" { "Scored on" }
+                    select #p-split name="scored_split" { option value="quiz" { "quiz" } option value="exam" { "exam" } }
+                    label for="p-rule" { "Leaderboard shows each team's" }
+                    select #p-rule name="rule" { option value="best" { "best" } option value="latest" { "latest" } }
+                    label { input type="checkbox" name="show_exam" value="true" checked; " show exam scores before the phase closes" }
+                    button type="submit" { "Add the phase" }
+                }
+            }
+        }
+    };
+    Ok(page(&ctx, "Organiser console", body))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ChallengeForm {
+    csrf: String,
+    id: String,
+    title: Option<String>,
+    definition: String,
+    data: String,
+}
+
+/// Back to the console, saying what was done (in the console's own words: the address
+/// carries only what was done and to what, so a link cannot put a message there).
+fn done(what: &str, id: &str, name: &str) -> Response {
+    redirect(&format!(
+        "/organiser?done={what}&id={}&name={}",
+        seg(id),
+        seg(name)
+    ))
+}
+
+pub(crate) async fn create_challenge(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<ChallengeForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let mut body = serde_json::json!({"id": f.id.trim(), "definition": f.definition.trim(), "data": f.data.trim()});
+    if let Some(t) = f.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        body["title"] = t.into();
+    }
+    let a = api::post_json(&web, "/api/v1/challenges", Some(token), &body).await;
+    let c: ChallengeView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(done("challenge", &c.id, ""))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PhaseForm {
+    csrf: String,
+    challenge: String,
+    name: String,
+    opens: String,
+    closes: String,
+    total: Option<String>,
+    per_day: Option<String>,
+    max_concurrent: Option<String>,
+    scored_split: String,
+    rule: String,
+    show_exam: Option<String>,
+}
+
+/// A `datetime-local` value, read as UTC.
+fn utc(s: &str) -> Result<String, Response> {
+    let s = s.trim();
+    let parsed = chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S"))
+        .map_err(|_| {
+            PageError::new(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "Not a time",
+                &format!(
+                    "“{s}” is not a date and time (YYYY-MM-DDTHH:MM). Go back and correct it."
+                ),
+            )
+            .into_response()
+        })?;
+    Ok(parsed.and_utc().to_rfc3339())
+}
+
+fn limit(s: &Option<String>) -> Result<Option<u32>, Response> {
+    match s.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            PageError::new(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "Not a number",
+                &format!("“{v}” is not a whole number. Go back and correct it."),
+            )
+            .into_response()
+        }),
+    }
+}
+
+pub(crate) async fn create_phase(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<PhaseForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let body = serde_json::json!({
+        "name": f.name.trim(),
+        "opens": utc(&f.opens)?,
+        "closes": utc(&f.closes)?,
+        "quota": {"total": limit(&f.total)?, "per_day": limit(&f.per_day)?, "max_concurrent": limit(&f.max_concurrent)?},
+        "scored_split": f.scored_split,
+        "show_exam": f.show_exam.is_some(),
+        "rule": f.rule,
+    });
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/challenges/{}/phases", seg(&f.challenge)),
+        Some(token),
+        &body,
+    )
+    .await;
+    let p: PhaseView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(done("phase", &p.challenge, &p.name))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CsrfOnly {
+    csrf: String,
+}
+
+pub(crate) async fn requeue(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/submissions/{}/requeue", seg(&id)),
+        Some(token),
+        &serde_json::json!({}),
+    )
+    .await;
+    if !a.status.is_success() {
+        return Err(PageError::from(a.refusal()).into_response());
+    }
+    Ok(done("requeued", &id, ""))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ResultsQuery {
+    challenge: String,
+}
+
+/// One CSV field: quoted when it holds a separator, a quote or a line break; a leading
+/// `=`, `+`, `-` or `@` is prefixed with `'` so that a spreadsheet does not run a team's
+/// name as a formula.
+fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@']) {
+        format!("'{s}")
+    } else {
+        s.to_owned()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// Every submission of a challenge with its live result's figures, exactly as stored
+/// (the organiser's view), as CSV.
+pub(crate) async fn results_csv(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Query(q): Query<ResultsQuery>,
+) -> PageResult {
+    ctx.need_organiser()?;
+    web.store
+        .challenge(&q.challenge)
+        .await
+        .map_err(|e| match e {
+            store::Error::NotFound { .. } => {
+                PageError::not_found("There is no such challenge.").into_response()
+            }
+            e => internal(e),
+        })?;
+    let phases = web.store.phases(&q.challenge).await.map_err(internal)?;
+    let mut keys: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    let mut after = None;
+    loop {
+        let page = web
+            .store
+            .challenge_submissions(&q.challenge, after, 500)
+            .await
+            .map_err(internal)?;
+        let Some(last) = page.last().map(|s| s.id) else {
+            break;
+        };
+        for s in page {
+            let team = web.store.team(s.team).await.map_err(internal)?;
+            let results = web.store.results(s.id).await.map_err(internal)?;
+            let live = results
+                .iter()
+                .find(|r| !r.replaced && r.attempt.number == s.attempt);
+            let figures: Vec<(String, Option<f64>)> = live
+                .map(|r| r.figures.iter().map(|f| (f.key.clone(), f.value)).collect())
+                .unwrap_or_default();
+            for (k, _) in &figures {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+            let phase = phases
+                .iter()
+                .find(|p| p.id == s.phase)
+                .map(|p| p.name.clone())
+                .unwrap_or_default();
+            let versions = live
+                .map(|r| (r.judge_version.clone(), r.scorer_version.clone()))
+                .unwrap_or_default();
+            rows.push((s, team.name, phase, figures, versions));
+        }
+        after = Some(last);
+    }
+    let mut out = String::from(
+        "submission,phase,team,state,received_at,attempts,selected,entry_sha256,judge_version,scorer_version",
+    );
+    for k in &keys {
+        out.push(',');
+        out.push_str(&csv_field(k));
+    }
+    out.push('\n');
+    for (s, team, phase, figures, (judge, scorer)) in &rows {
+        let cells = [
+            s.id.0.to_string(),
+            phase.clone(),
+            team.clone(),
+            s.state.as_str().to_owned(),
+            s.received_at.to_rfc3339(),
+            s.attempt.to_string(),
+            s.selected.to_string(),
+            s.entry_sha256.clone(),
+            judge.clone(),
+            scorer.clone(),
+        ];
+        out.push_str(
+            &cells
+                .iter()
+                .map(|c| csv_field(c))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        for k in &keys {
+            out.push(',');
+            if let Some(Some(v)) = figures.iter().find(|(f, _)| f == k).map(|(_, v)| *v) {
+                out.push_str(&v.to_string());
+            }
+        }
+        out.push('\n');
+    }
+    let file = format!(
+        "attachment; filename=\"{}-results.csv\"",
+        q.challenge.replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+            "_"
+        )
+    );
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/csv; charset=utf-8".to_owned(),
+            ),
+            (axum::http::header::CONTENT_DISPOSITION, file),
+        ],
+        out,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_and_never_formulas() {
+        assert_eq!(csv_field("Alpha"), "Alpha");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("-1"), "'-1");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+    }
+}

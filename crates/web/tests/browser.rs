@@ -1,0 +1,1008 @@
+//! The web site in a real browser: Debian's Chromium, headless, driven over
+//! chromedriver with `fantoccini`, against a real server over a real database (a
+//! SQLite file, and a fresh PostgreSQL database). The queue's worker is played by the
+//! store's own calls (take a job, report it), so each state change happens while the
+//! browser watches.
+//!
+//! Needs `chromium` and `chromedriver` (scripts/test.sh installs them). Without them
+//! the tests fail and say so, unless `PHYSIOJUDGE_SKIP_BROWSER=1`.
+//! `PHYSIOJUDGE_SCREENSHOTS=DIR` saves a screenshot of every page visited (the SQLite
+//! run), as docs/screenshots/ holds them.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::*;
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+
+use store::testing::TestStore;
+use store::{Backend, Role};
+
+/// The site over a store, on a free loopback port.
+struct Site {
+    t: TestStore,
+    base: String,
+    state: tempfile::TempDir,
+    data: tempfile::TempDir,
+    shots: Option<PathBuf>,
+}
+
+async fn site(backend: Backend) -> Site {
+    let t = TestStore::new(backend).await;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("a")).unwrap();
+    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
+    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
+    let mut config = server::Config::new(state.path());
+    config.events_poll = Duration::from_millis(100);
+    let api = server::Server::new(t.store.clone(), config).unwrap();
+    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(site.serve(listener));
+    let org = t
+        .create_user("org", Role::Organiser, Some("organiser pass"))
+        .await
+        .unwrap();
+    let _ = org;
+    let shots = match backend {
+        Backend::Sqlite => std::env::var_os("PHYSIOJUDGE_SCREENSHOTS").map(PathBuf::from),
+        Backend::Postgres => None,
+    };
+    Site {
+        t,
+        base: format!("http://{addr}"),
+        state,
+        data,
+        shots,
+    }
+}
+
+impl Site {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn shot(&self, c: &Client, name: &str) {
+        if let Some(dir) = &self.shots {
+            std::fs::create_dir_all(dir).unwrap();
+            let png = c.screenshot().await.unwrap();
+            std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+        }
+    }
+
+    /// Takes the next job as a worker would: the submission is `running`.
+    async fn take(&self) -> store::Job {
+        let worker = match self.t.workers().await.unwrap().into_iter().next() {
+            Some(w) => w,
+            None => self.t.create_worker("w1").await.unwrap().0,
+        };
+        self.t
+            .take_job(worker.id, Duration::from_secs(600), None)
+            .await
+            .unwrap()
+            .expect("a queued job")
+    }
+
+    /// Reports a taken job as the judge would have ended it.
+    async fn report(&self, job: &store::Job, result: Value, log: &str, score: Option<f64>) {
+        let worker = self.t.workers().await.unwrap().remove(0);
+        let dir = server::layout::result_dir(self.state.path(), job.attempt);
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        std::fs::write(dir.join("logs/quiz.log"), log).unwrap();
+        let outcome = if score.is_some() {
+            store::Outcome::Scored
+        } else {
+            store::Outcome::Failed
+        };
+        self.t
+            .report(
+                worker.id,
+                job.attempt,
+                &store::Report {
+                    outcome,
+                    result_json: Some(result.to_string()),
+                    private_json: score.map(|s| json!({"score": s}).to_string()),
+                    figures: score
+                        .map(|s| {
+                            vec![store::Figure {
+                                key: "score".into(),
+                                value: Some(s),
+                                better: store::Better::Higher,
+                            }]
+                        })
+                        .unwrap_or_default(),
+                    scorer_version: "score 0.1.0".into(),
+                    judge_version: "judge 0.1.0".into(),
+                    runtime_lock: None,
+                    warnings: Vec::new(),
+                    message: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn scored_result(score: f64) -> Value {
+    json!({
+        "challenge": "cinc2017", "entry": "entry.zip", "verdict": "scored", "score": score,
+        "split": {"training": 10, "quiz": 5, "exam": 5},
+        "stages": [
+            {"stage": "prep", "status": "passed", "wall_time_s": 0.5},
+            {"stage": "quiz", "status": "passed", "wall_time_s": 1.25,
+             "records": [{"record": "A0001", "state": "ok"}], "log": "logs/quiz.log"},
+            {"stage": "exam", "status": "passed", "wall_time_s": 3.0,
+             "counts": {"records": 5, "ok": 4, "failures": 1, "timeouts": 0, "defaulted": 0}},
+            {"stage": "score", "status": "passed", "wall_time_s": 0.0}
+        ],
+        "quiz_score": {"score": 0.7, "report": {"score": 0.7, "errors": ["A0003: no answer"]}},
+        "exam_score": {"precision": 3, "ranking": [{"key": "score", "value": score, "better": "higher"}]},
+        "judge_version": "judge 0.1.0"
+    })
+}
+
+fn failed_result() -> Value {
+    json!({
+        "challenge": "cinc2017", "entry": "entry.zip", "verdict": "failed",
+        "split": {"training": 10, "quiz": 5, "exam": 5},
+        "stages": [
+            {"stage": "prep", "status": "passed", "wall_time_s": 0.5},
+            {"stage": "quiz", "status": "failed", "wall_time_s": 0.8,
+             "reason": {"kind": "output", "record": "A0001", "problem": "answers.txt has no line for A0001"},
+             "log": "logs/quiz.log"},
+            {"stage": "exam", "status": "skipped", "why": "an earlier stage failed", "wall_time_s": 0.0}
+        ],
+        "judge_version": "judge 0.1.0"
+    })
+}
+
+fn zip(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, bytes) in files {
+        w.start_file(*name, options).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn good_entry() -> Vec<u8> {
+    zip(&[
+        ("setup.sh", b"#!/bin/sh\n"),
+        ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
+    ])
+}
+
+/// A good entry of about 3 MiB (a model file that does not compress): larger than any
+/// default form limit, so the upload must stream.
+fn big_entry() -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let model: Vec<u8> = (0..3 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    zip(&[
+        ("setup.sh", b"#!/bin/sh\n"),
+        ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
+        ("model.bin", &model),
+    ])
+}
+
+async fn sign_in(c: &Client, s: &Site, name: &str, password: &str) {
+    c.goto(&s.url("/login")).await.unwrap();
+    fill(c, "#name", name).await;
+    fill(c, "#password", password).await;
+    click(c, "form.stack button[type=submit]").await;
+    wait_text(c, "header.site", name).await;
+}
+
+async fn sign_out(c: &Client) {
+    click(c, "header.site form button").await;
+    wait_text(c, "header.site", "Sign in").await;
+}
+
+/// No alert opened, and the page has only our own script element.
+async fn inert(c: &Client) {
+    assert!(c.get_alert_text().await.is_err(), "an alert opened");
+    let scripts = c
+        .execute("return document.scripts.length", vec![])
+        .await
+        .unwrap();
+    assert_eq!(scripts, json!(1), "a script element was injected");
+}
+
+/// The page fits `width` CSS pixels without scrolling sideways.
+async fn fits(c: &Client, width: u32) {
+    let r = c
+        .execute(
+            "return [window.innerWidth, document.documentElement.scrollWidth]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (inner, scroll) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+    assert_eq!(
+        inner,
+        u64::from(width),
+        "the viewport is not {width} px wide"
+    );
+    assert!(
+        scroll <= u64::from(width),
+        "{scroll} px wide at {width} px: {}",
+        c.current_url().await.unwrap()
+    );
+}
+
+const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+
+async fn the_whole_flow(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let now = s.t.now();
+
+    // An organiser signs in, creates a challenge and a phase in the console.
+    c.goto(&s.url("/login")).await.unwrap();
+    s.shot(&c, "login").await;
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url("/organiser")).await.unwrap();
+    fill(&c, "#c-id", "cinc2017").await;
+    fill(&c, "#c-title", "CinC 2017: AF classification").await;
+    fill(&c, "#c-def", "cinc2017").await;
+    fill(&c, "#c-data", s.data.path().to_str().unwrap()).await;
+    click(&c, "form[action='/organiser/challenges'] button").await;
+    wait_text(&c, "main", "Challenge cinc2017 created").await;
+    let opens = (now - chrono::Duration::days(1))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let closes = (now + chrono::Duration::days(30))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    fill(&c, "#p-name", "official").await;
+    c.execute(
+        "document.getElementById('p-opens').value = arguments[0]; \
+         document.getElementById('p-closes').value = arguments[1];",
+        vec![json!(opens), json!(closes)],
+    )
+    .await
+    .unwrap();
+    fill(&c, "#p-total", "10").await;
+    click(&c, "form[action='/organiser/phases'] button").await;
+    wait_text(&c, "main", "Phase official of cinc2017 added").await;
+    s.shot(&c, "organiser").await;
+    sign_out(&c).await;
+
+    // A participant signs up, forms a team with a hostile name.
+    c.goto(&s.url("/signup")).await.unwrap();
+    fill(&c, "#name", "alice").await;
+    fill(&c, "#password", "alice's password").await;
+    click(&c, "form.stack button").await;
+    wait_text(&c, "header.site", "alice").await;
+    s.shot(&c, "challenges").await;
+    c.goto(&s.url("/challenges/cinc2017")).await.unwrap();
+    wait_text(&c, "main", "physiojudge evaluate --challenge cinc2017").await;
+    s.shot(&c, "challenge").await;
+    c.goto(&s.url("/challenges/cinc2017/team")).await.unwrap();
+    fill(&c, "#team-name", HOSTILE).await;
+    click(&c, "form[action='/challenges/cinc2017/team'] button").await;
+    let h1 = wait_text(&c, "h1", "Team").await;
+    assert!(h1.contains(HOSTILE), "{h1}");
+    inert(&c).await;
+    s.shot(&c, "team").await;
+
+    // An invalid archive is refused in place, after an upload with progress.
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "10").await;
+    s.shot(&c, "submit").await;
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.zip");
+    std::fs::write(&broken, b"this is not a zip archive at all").unwrap();
+    c.execute("window.stayed = true", vec![]).await.unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(broken.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    let refusal = wait_text(&c, "#refusal", "refused").await;
+    assert!(refusal.contains("nothing was charged"), "{refusal}");
+    let stayed = c
+        .execute(
+            "return window.stayed === true && document.getElementById('progress').value",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        stayed,
+        json!(100),
+        "the upload did not go through the script with progress"
+    );
+    s.shot(&c, "submit-refused").await;
+
+    // A good entry: queued, then running and scored while the page watches.
+    let good = dir.path().join("entry.zip");
+    std::fs::write(&good, big_entry()).unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(good.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    wait_text(&c, "#summary", "queued").await;
+    let alpha_url = c.current_url().await.unwrap();
+    assert!(alpha_url.path().starts_with("/submissions/"), "{alpha_url}");
+    s.shot(&c, "submission-queued").await;
+    c.execute("window.stayed = true", vec![]).await.unwrap();
+    let job = s.take().await;
+    wait_text(&c, "#summary", "running").await;
+    s.shot(&c, "submission-running").await;
+    s.report(&job, scored_result(0.61), "quiz: A0001 ok\n", Some(0.61))
+        .await;
+    wait_text(&c, "#summary", "scored").await;
+    wait_text(&c, "main", "Reproduce it locally").await;
+    let stayed = c
+        .execute("return window.stayed === true", vec![])
+        .await
+        .unwrap();
+    assert_eq!(stayed, json!(true), "the page was reloaded");
+    inert(&c).await;
+    s.shot(&c, "submission-scored").await;
+
+    // A broken entry is judged failed; its reason and a hostile log are shown inert.
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    c.find(Locator::Css("#entry"))
+        .await
+        .unwrap()
+        .send_keys(good.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&c, "form#upload button[type=submit]").await;
+    wait_text(&c, "#summary", "queued").await;
+    let job = s.take().await;
+    let log = "\u{1b}[31mTraceback\u{1b}[0m <script>alert(3)</script>\u{1b}]0;pwned\u{7}\r\nline two\u{0}\n";
+    s.report(&job, failed_result(), log, None).await;
+    let summary = wait_text(&c, "#summary", "failed").await;
+    assert!(
+        summary.contains("answers.txt has no line for A0001"),
+        "{summary}"
+    );
+    let pre = wait_text(&c, "pre.log", "Traceback").await;
+    assert!(
+        pre.contains("Traceback <script>alert(3)</script>"),
+        "{pre:?}"
+    );
+    assert!(!pre.contains('\u{1b}') && !pre.contains("pwned"), "{pre:?}");
+    inert(&c).await;
+    s.shot(&c, "submission-failed").await;
+    c.goto(&s.url("/submissions")).await.unwrap();
+    wait_text(&c, "#submissions", "failed").await;
+    s.shot(&c, "my-submissions").await;
+
+    // The form without its CSRF token, and from another site: refused.
+    let cookie = c.get_named_cookie("pj_session").await.unwrap();
+    let http = reqwest::Client::new();
+    let r = http
+        .post(s.url("/token"))
+        .header("cookie", format!("pj_session={}", cookie.value()))
+        .form(&[("csrf", "")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = http
+        .post(s.url("/logout"))
+        .header("cookie", format!("pj_session={}", cookie.value()))
+        .header("origin", "http://evil.example")
+        .form(&[("csrf", "whatever")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = http.get(s.url("/")).send().await.unwrap();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    let session = r.headers().get_all("set-cookie").iter().count();
+    assert_eq!(session, 1);
+    c.goto(&s.url("/token")).await.unwrap();
+    click(&c, "form[action='/token'] button").await;
+    let token = wait_text(&c, "#token", "pj_").await;
+    s.shot(&c, "token").await;
+    let me = || {
+        http.get(s.url("/api/v1/users/me"))
+            .bearer_auth(token.trim())
+            .send()
+    };
+    assert_eq!(me().await.unwrap().status(), 200);
+    fill(&c, "#revoke", token.trim()).await;
+    click(&c, "form[action='/token/revoke'] button").await;
+    wait_text(&c, "main", "Revoked").await;
+    assert_eq!(
+        me().await.unwrap().status(),
+        401,
+        "the revoked token still works"
+    );
+    sign_out(&c).await;
+
+    // A second team scores higher; it cannot see Alpha's submission.
+    let bob =
+        s.t.create_user("bob", Role::Participant, Some("bob's password"))
+            .await
+            .unwrap();
+    let bob_token = s.t.issue_token(bob.id, "test").await.unwrap().token;
+    let r = http
+        .post(s.url("/api/v1/teams"))
+        .bearer_auth(&bob_token)
+        .json(&json!({"name": "Beta", "challenge": "cinc2017"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let r = http
+        .post(s.url("/api/v1/challenges/cinc2017/submissions"))
+        .bearer_auth(&bob_token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let job = s.take().await;
+    s.report(&job, scored_result(0.83), "ok\n", Some(0.83))
+        .await;
+    sign_in(&c, &s, "bob", "bob's password").await;
+    c.goto(alpha_url.as_str()).await.unwrap();
+    wait_text(&c, "h1", "Not found").await;
+    // The error page is drawn in the reader's own frame.
+    wait_text(&c, "header.site", "Signed in as bob").await;
+    inert(&c).await;
+    c.goto(&s.url("/challenges/cinc2017/leaderboard"))
+        .await
+        .unwrap();
+    let board = text_of(&c, "table.board tbody").await;
+    let (beta, alpha) = (board.find("Beta").unwrap(), board.find("<script>").unwrap());
+    assert!(beta < alpha, "{board}");
+    assert!(board.starts_with("1"), "{board}");
+    inert(&c).await;
+    let points = c
+        .execute(
+            "return document.querySelectorAll('figure.plot circle').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(points, json!(2), "the plot shows two improvements");
+    s.shot(&c, "leaderboard").await;
+
+    // The organiser's CSV of every submission with its exact figures; a participant's
+    // session is refused.
+    let org = s.t.user_by_name("org").await.unwrap();
+    let org_token = s.t.issue_token(org.id, "test").await.unwrap().token;
+    let r = http
+        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
+        .header("cookie", format!("pj_session={org_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let csv = r.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("submission,phase,team,state") && lines[0].ends_with(",score"),
+        "{csv}"
+    );
+    assert_eq!(lines.len(), 4, "three submissions: {csv}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(",Beta,scored,") && l.ends_with(",0.83")),
+        "{csv}"
+    );
+    assert!(lines.iter().any(|l| l.contains(",failed,")), "{csv}");
+    let r = http
+        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
+        .header("cookie", format!("pj_session={bob_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+
+    // Readable at 360 px and at 1920 px.
+    for (w, h) in [(360u32, 800u32), (1920, 1080)] {
+        c.set_window_size(w, h).await.unwrap();
+        for path in [
+            "/",
+            "/challenges/cinc2017",
+            "/challenges/cinc2017/submit",
+            "/submissions",
+            "/challenges/cinc2017/team",
+            "/token",
+            "/organiser",
+            "/challenges/cinc2017/leaderboard",
+        ] {
+            c.goto(&s.url(path)).await.unwrap();
+            fits(&c, w).await;
+        }
+        s.shot(&c, &format!("leaderboard-{w}")).await;
+    }
+    c.close().await.unwrap();
+}
+
+/// The record viewer on a CPSC 2021 quiz record: organisers see both leads with the
+/// true and predicted AF episodes as bands and can zoom; the team is refused, as the
+/// built-in challenge keeps its quiz labels private.
+async fn record_viewer(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let data = s.data.path().join("cpsc2021");
+    synth::write_challenge("cpsc2021", &data, 7, Some(4)).unwrap();
+    s.t.create_challenge(
+        "cpsc2021",
+        "CPSC 2021",
+        store::Definition::Builtin("cpsc2021".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    let now = s.t.now();
+    s.t.create_phase(
+        "cpsc2021",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    let alice =
+        s.t.create_user("alice", Role::Participant, Some("alice's password"))
+            .await
+            .unwrap();
+    let token = s.t.issue_token(alice.id, "test").await.unwrap().token;
+    s.t.create_team("cpsc2021", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/cpsc2021/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The record with the most true episodes, and a prediction that half overlaps one.
+    let names = std::fs::read_to_string(data.join("RECORDS")).unwrap();
+    let truth = names
+        .lines()
+        .map(|n| score::cpsc2021::load_record(&data, n.trim()).unwrap())
+        .max_by_key(|r| r.episodes.len())
+        .unwrap();
+    let (a, b) = truth.episodes.first().copied().unwrap_or((1000, 3000));
+    let predicted = json!({"predict_endpoints": [[a + (b - a) / 2, (b + (b - a) / 2).min(truth.len as i64 - 1)]]});
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(
+        dir.join(format!("outputs/quiz/{}.json", truth.name)),
+        predicted.to_string(),
+    )
+    .unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("cpsc2021");
+    result["stages"][1]["records"] = json!([{"record": truth.name, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+
+    let viewer = format!("/submissions/{id}/records/{}", truth.name);
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url(&format!("/submissions/{id}"))).await.unwrap();
+    click(&c, "ul.records a").await;
+    wait_text(&c, "h1", &truth.name).await;
+    assert_eq!(c.current_url().await.unwrap().path(), viewer);
+    let count = |sel: &'static str| {
+        let c = c.clone();
+        async move {
+            c.execute(
+                "return document.querySelectorAll(arguments[0]).length",
+                vec![json!(sel)],
+            )
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap()
+        }
+    };
+    assert_eq!(count("figure.record path").await, 2, "two leads");
+    let bands = count("figure.record rect[fill='#1f5fbf']").await;
+    assert_eq!(bands, 1, "one predicted band");
+    if !truth.episodes.is_empty() {
+        assert!(
+            count("figure.record rect[fill='#b42318']").await >= 1,
+            "a true band"
+        );
+    }
+    let d = c
+        .execute(
+            "return document.querySelector('figure.record path').getAttribute('d').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(d.as_u64().unwrap() > 1000, "the lead is drawn: {d}");
+    inert(&c).await;
+    s.shot(&c, "record-viewer").await;
+    click(&c, "nav.actions a.button").await;
+    wait_text(&c, "figcaption", "leads from").await;
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .query()
+            .unwrap_or("")
+            .contains("from=")
+    );
+    sign_out(&c).await;
+
+    sign_in(&c, &s, "alice", "alice's password").await;
+    c.goto(&s.url(&viewer)).await.unwrap();
+    wait_text(&c, "h1", "Not shown in this challenge").await;
+    sign_out(&c).await;
+
+    // PhysioNet 2022: a patient's recordings, the truth and the entry's probabilities.
+    let data = s.data.path().join("physionet2022");
+    synth::write_challenge("physionet2022", &data, 7, Some(3)).unwrap();
+    s.t.create_challenge(
+        "physionet2022",
+        "PhysioNet 2022",
+        store::Definition::Builtin("physionet2022".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    s.t.create_phase(
+        "physionet2022",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    s.t.create_team("physionet2022", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/physionet2022/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut patient = None;
+    for e in walk(&data) {
+        if e.extension().is_some_and(|x| x == "txt") {
+            patient = Some(e.file_stem().unwrap().to_str().unwrap().to_owned());
+            break;
+        }
+    }
+    let patient = patient.expect("a patient file");
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(
+        dir.join(format!("outputs/quiz/{patient}.csv")),
+        format!(
+            "#{patient}\nPresent,Unknown,Absent,Abnormal,Normal\n0,0,1,0,1\n0.1,0.2,0.7,0.35,0.65\n"
+        ),
+    )
+    .unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("physionet2022");
+    result["stages"][1]["records"] = json!([{"record": patient, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url(&format!("/submissions/{id}/records/{patient}")))
+        .await
+        .unwrap();
+    wait_text(&c, "h1", &patient).await;
+    let table = text_of(&c, "main table").await;
+    assert!(table.contains("Absent") && table.contains("0.7"), "{table}");
+    assert!(table.contains("true class"), "{table}");
+    let recordings = count("figure.record path").await;
+    assert!(recordings >= 1, "the recordings are drawn");
+    inert(&c).await;
+    s.shot(&c, "record-viewer-physionet2022").await;
+
+    // P300: per trial the target, the reported character, sequences and validity.
+    let data = s.data.path().join("p300speller");
+    synth::write_challenge("p300speller", &data, 7, Some(2)).unwrap();
+    s.t.create_challenge(
+        "p300speller",
+        "P300",
+        store::Definition::Builtin("p300speller".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    s.t.create_phase(
+        "p300speller",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    s.t.create_team("p300speller", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .post(s.url("/api/v1/challenges/p300speller/submissions"))
+        .bearer_auth(&token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let subject_dir = stream::load::subject_dirs(&data).unwrap().remove(0);
+    let subject = stream::load::subject(&subject_dir, 0).unwrap();
+    let block = &subject.blocks[0];
+    let spans = block.trials().unwrap();
+    assert!(spans.len() >= 2, "two trials in the first block");
+    let wrong = if spans[1].code == 101 { 102 } else { 101 };
+    let session = json!({
+        "trials": [
+            {"subject": subject.name, "block": block.name, "trial": 0, "outcome": "reported", "sequences": 3},
+            {"subject": subject.name, "block": block.name, "trial": 1, "outcome": "reported", "sequences": 5}
+        ],
+        "log": [
+            {"index": 0, "subject": subject.name, "block": block.name, "point": 10, "code": spans[0].code,
+             "status": "accepted", "trial": 0, "sequences": 3},
+            {"index": 1, "subject": subject.name, "block": block.name, "point": 20, "code": wrong,
+             "status": "accepted", "trial": 1, "sequences": 5},
+            {"index": 2, "subject": subject.name, "block": block.name, "point": 30, "code": 103,
+             "status": "later", "trial": 1}
+        ],
+        "reports": 3, "dropped_reports": 0, "finished": true
+    });
+    let job = s.take().await;
+    let dir = server::layout::result_dir(s.state.path(), job.attempt);
+    std::fs::create_dir_all(dir.join("outputs/quiz")).unwrap();
+    std::fs::write(dir.join("outputs/quiz/session.json"), session.to_string()).unwrap();
+    let mut result = scored_result(0.5);
+    result["challenge"] = json!("p300speller");
+    result["stages"][1]["records"] = json!([{"record": subject.name, "state": "ok"}]);
+    s.report(&job, result, "ok\n", Some(0.5)).await;
+    c.goto(&s.url(&format!("/submissions/{id}/records/{}", subject.name)))
+        .await
+        .unwrap();
+    let table = wait_text(&c, "main table tbody", "right").await;
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].contains("right") && lines[0].contains(" 3 "),
+        "{table}"
+    );
+    assert!(
+        lines[1].contains("wrong") && lines[1].contains("1 later report ignored"),
+        "{table}"
+    );
+    assert!(
+        lines
+            .get(2)
+            .is_none_or(|l| l.contains("no") && l.contains("wrong")),
+        "{table}"
+    );
+    s.shot(&c, "record-viewer-p300").await;
+    c.close().await.unwrap();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The submit page's refusals, in place: a spent quota, then a phase that closed while
+/// the page was open.
+async fn refusals_in_place(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    s.t.create_challenge(
+        "cinc2017",
+        "CinC 2017",
+        store::Definition::Builtin("cinc2017".into()),
+        s.data.path(),
+    )
+    .await
+    .unwrap();
+    let now = s.t.now();
+    s.t.create_phase(
+        "cinc2017",
+        &store::NewPhase {
+            name: "open".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota {
+                total: Some(1),
+                per_day: None,
+                max_concurrent: None,
+            },
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    let alice =
+        s.t.create_user("alice", Role::Participant, Some("alice's password"))
+            .await
+            .unwrap();
+    let alpha =
+        s.t.create_team("cinc2017", "Alpha", alice.id)
+            .await
+            .unwrap();
+    let bob =
+        s.t.create_user("bob", Role::Participant, Some("bob's password"))
+            .await
+            .unwrap();
+    s.t.create_team("cinc2017", "Beta", bob.id).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let entry = dir.path().join("entry.zip");
+    std::fs::write(&entry, good_entry()).unwrap();
+    let upload = |c: Client| {
+        let entry = entry.clone();
+        async move {
+            c.find(Locator::Css("#entry"))
+                .await
+                .unwrap()
+                .send_keys(entry.to_str().unwrap())
+                .await
+                .unwrap();
+            click(&c, "form#upload button[type=submit]").await;
+        }
+    };
+
+    sign_in(&c, &s, "alice", "alice's password").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    upload(c.clone()).await;
+    wait_text(&c, "#summary", "queued").await;
+    // Withdrawn while queued: not charged, the quota is whole again.
+    click(&c, "form[action$='/withdraw'] button").await;
+    wait_text(&c, "#summary", "withdrawn").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "In this phase: 1").await;
+    upload(c.clone()).await;
+    wait_text(&c, "#summary", "queued").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, ".quota", "Spent: total").await;
+    upload(c.clone()).await;
+    let r = wait_text(&c, "#refusal", "Your quota is spent").await;
+    assert!(r.contains("never charged"), "{r}");
+    s.shot(&c, "submit-quota-spent").await;
+    let n =
+        s.t.quota(s.t.phases("cinc2017").await.unwrap()[0].id, alpha.id)
+            .await
+            .unwrap();
+    assert_eq!(
+        n.used_total, 1,
+        "the refused and the withdrawn uploads were not charged"
+    );
+    sign_out(&c).await;
+
+    sign_in(&c, &s, "bob", "bob's password").await;
+    c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
+    wait_text(&c, "form#upload", "Upload").await;
+    s.t.clock.advance(chrono::Duration::days(2));
+    upload(c.clone()).await;
+    let r = wait_text(&c, "#refusal", "The phase is closed").await;
+    assert!(r.contains("closed"), "{r}");
+    wait_text(&c, "main", "No phase of this challenge is open now").await;
+    s.shot(&c, "submit-phase-closed").await;
+    c.close().await.unwrap();
+}
+
+mod refusals {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::refusals_in_place(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::refusals_in_place(store::Backend::Postgres).await;
+    }
+}
+
+mod viewer {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::record_viewer(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::record_viewer(store::Backend::Postgres).await;
+    }
+}
+
+mod whole_flow {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::the_whole_flow(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::the_whole_flow(store::Backend::Postgres).await;
+    }
+}
