@@ -4,7 +4,7 @@ use crate::db::args;
 use crate::{Better, Error, PhaseId, Store, time};
 
 /// One scored submission of a phase as the leaderboard's plot sees it: when it was
-/// received and its first ranking number (no team: the plot shows the best so far, not
+/// received and its first ranking number on the phase's scored split (no team: the plot shows the best so far, not
 /// who made it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorePoint {
@@ -25,7 +25,9 @@ impl Store {
                  JOIN teams t ON t.id = s.team_id \
                  JOIN results r ON r.submission_id = s.id AND r.attempt = s.current_attempt \
                  AND r.replaced = FALSE \
+                 JOIN phases p ON p.id = s.phase_id \
                  JOIN result_figures f ON f.result_id = r.id AND f.position = 0 \
+                 AND f.split = p.scored_split \
                  WHERE s.phase_id = $1 AND s.state = 'scored' AND f.value IS NOT NULL \
                  AND t.hidden = FALSE AND t.disqualified = FALSE \
                  ORDER BY s.received_at, s.id",

@@ -1402,9 +1402,10 @@ pub(crate) async fn leaderboard(
     let phase = c.phases.iter().find(|p| p.name == b.phase);
     let base = format!("/challenges/{}", seg(&c.id));
     let now = web.store.now();
-    // The plot: every visible scored submission's first ranking number, rounded as
-    // participants see exam figures, drawn as the best so far. None while the
-    // leaderboard itself is withheld.
+    // The plot: every visible scored submission's first ranking number on the phase's
+    // scored split, rounded as participants see exam figures (a quiz board's figures
+    // are shown exactly, as the leaderboard shows them), drawn as the best so far.
+    // None while the leaderboard itself is withheld.
     let plot = match (phase, b.hidden_until, b.ranking.first()) {
         (Some(p), None, Some(first)) => {
             let points = web
@@ -1418,7 +1419,7 @@ pub(crate) async fn leaderboard(
                 .map(|pt| {
                     (
                         pt.received_at,
-                        if ctx.is_organiser() {
+                        if ctx.is_organiser() || b.split == server::views::SplitName::Quiz {
                             pt.value
                         } else {
                             (pt.value * scale).round() / scale

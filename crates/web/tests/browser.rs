@@ -117,6 +117,7 @@ impl Site {
                             }]
                         })
                         .unwrap_or_default(),
+                    quiz_figures: Vec::new(),
                     scorer_version: "score 0.1.0".into(),
                     judge_version: "judge 0.1.0".into(),
                     runtime_lock: None,

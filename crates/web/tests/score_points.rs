@@ -25,6 +25,17 @@ fn report(outcome: Outcome, value: Option<f64>) -> Report {
                 }]
             })
             .unwrap_or_default(),
+        // The quiz's figures too, as workers report them: the exam-scored phase's points
+        // must be the exam's only.
+        quiz_figures: value
+            .map(|v| {
+                vec![Figure {
+                    key: "outcome_cost".into(),
+                    value: Some(v + 100.0),
+                    better: Better::Lower,
+                }]
+            })
+            .unwrap_or_default(),
         scorer_version: "s".into(),
         judge_version: "j".into(),
         runtime_lock: None,
