@@ -117,7 +117,17 @@ impl Site {
                             }]
                         })
                         .unwrap_or_default(),
-                    quiz_figures: Vec::new(),
+                    // As a worker reports them: the exam ranking's keys, valued from
+                    // the quiz report (a phase may be scored on the quiz).
+                    quiz_figures: score
+                        .map(|_| {
+                            vec![store::Figure {
+                                key: "score".into(),
+                                value: result["quiz_score"]["report"]["score"].as_f64(),
+                                better: store::Better::Higher,
+                            }]
+                        })
+                        .unwrap_or_default(),
                     scorer_version: "score 0.1.0".into(),
                     judge_version: "judge 0.1.0".into(),
                     runtime_lock: None,
@@ -142,7 +152,8 @@ fn scored_result(score: f64) -> Value {
              "counts": {"records": 5, "ok": 4, "failures": 1, "timeouts": 0, "defaulted": 0}},
             {"stage": "score", "status": "passed", "wall_time_s": 0.0}
         ],
-        "quiz_score": {"score": 0.7, "report": {"score": 0.7, "errors": ["A0003: no answer"]}},
+        // The quiz scored as the exam (a phase scored on either split ranks the same).
+        "quiz_score": {"score": score, "report": {"score": score, "errors": ["A0003: no answer"]}},
         "exam_score": {"precision": 3, "ranking": [{"key": "score", "value": score, "better": "higher"}]},
         "judge_version": "judge 0.1.0"
     })
