@@ -198,7 +198,8 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                     @if c.phases.is_empty() { p { "No phase yet." } }
                     @for p in &c.phases {
                         div.publish {
-                            form.inline method="post" action="/organiser/publish" {
+                            // The fragment brings a refusal into view without a script.
+                            form.inline method="post" action="/organiser/publish#publish-refusal" {
                                 (csrf(ctx))
                                 input type="hidden" name="challenge" value=(c.id);
                                 input type="hidden" name="phase" value=(p.name);
@@ -209,16 +210,20 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                             @if let Some(r) = refused.as_ref().filter(|r| r.challenge == c.id && r.phase == p.name) {
                                 section.refusal #publish-refusal role="alert" aria-labelledby="publish-refusal-h" {
                                     h4 #publish-refusal-h { "Not published: " (p.name) " of " (c.id) }
-                                    p { (r.message) }
-                                    @if !r.blockers.is_empty() {
-                                        p { "Resolve these first, then publish again:" }
+                                    // The API's message lists the blockers too; below they are
+                                    // one a line with the team's name, so it is said once.
+                                    @if r.blockers.is_empty() { p { (r.message) } }
+                                    @else {
+                                        p { "The phase cannot be published yet. Resolve these first, then publish again:" }
                                         ul.blockers {
                                             @for (b, team) in &r.blockers { li {
                                                 @if b.kind == "unfinished" { strong { "Unfinished" } } @else if b.kind == "no_exam_result" { strong { "No exam result under the current versions" } } @else { strong { (b.kind) } }
                                                 ": team " (if team.is_empty() { b.team.to_string() } else { team.clone() }) ", "
-                                                a href={"/submissions/" (b.submission)} { "submission " (b.submission.to_string()[..8]) }
+                                                "submission " a href={"/submissions/" (b.submission)} { code { (b.submission) } }
                                                 @if let Some(st) = &b.state { " " (state_badge(word(st).as_str())) }
-                                                " — " (b.message)
+                                                @if b.kind == "unfinished" { " — wait for it to end, or requeue it if it is in error" }
+                                                @else if b.kind == "no_exam_result" { " — rescore the challenge, or the team selects another entry" }
+                                                @else { " — " (b.message) }
                                             } }
                                         }
                                     }
@@ -582,7 +587,7 @@ pub(crate) async fn rescore_page(
             section aria-labelledby="unscorable-h" {
                 h2 #unscorable-h { "Not rescored" }
                 ul { @for (s, why) in &unscorable { li {
-                    a href={"/submissions/" (seg(s))} { "submission " (s.chars().take(8).collect::<String>()) } ": " (why)
+                    "submission " a href={"/submissions/" (seg(s))} { code { (s) } } ": " (why)
                 } } }
             }
         }
@@ -597,7 +602,7 @@ pub(crate) async fn rescore_page(
                         th scope="col" { "Scorer" } th scope="col" { "Warnings" }
                     } }
                     tbody { @for (c, team) in r.changes.iter().zip(&teams) { tr {
-                        th scope="row" { a href={"/submissions/" (c.submission)} { (c.submission.to_string()[..8]) } }
+                        th scope="row" { a href={"/submissions/" (c.submission)} { code.hash { (c.submission) } } }
                         td { (team) }
                         td.num { (c.attempt) }
                         @for k in &keys {
