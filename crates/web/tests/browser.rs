@@ -1134,6 +1134,7 @@ async fn publish_and_rescore(backend: Backend) {
     assert!(table.contains("degenerate output"), "{table}");
     inert(&c).await;
     s.shot(&c, "organiser-rescore").await;
+    let rescoring = c.current_url().await.unwrap().path().to_owned();
     click(&c, "form[action$='/apply'] button").await;
     wait_text(&c, "#rescore-state", "applied").await;
     assert!(
@@ -1163,6 +1164,18 @@ async fn publish_and_rescore(backend: Backend) {
     s.shot(&c, "leaderboard-published").await;
     click(&c, "nav.versions a").await;
     wait_text(&c, "#published-version", "version 1").await;
+    // The new pages fit a phone and a wide screen, as an organiser sees them.
+    for (w, h) in [(360u32, 800u32), (1920, 1080)] {
+        c.set_window_size(w, h).await.unwrap();
+        for path in [
+            "/organiser",
+            rescoring.as_str(),
+            "/challenges/cinc2017/leaderboard?phase=official&board=published",
+        ] {
+            c.goto(&s.url(path)).await.unwrap();
+            fits(&c, w).await;
+        }
+    }
     c.close().await.unwrap();
 }
 
