@@ -260,8 +260,10 @@ impl Demo {
     async fn seed(&self, store: &store::Store, out: &mut dyn Write) -> anyhow::Result<()> {
         let http = reqwest::Client::new();
         // The first organiser, as `admin user add` makes it.
+        // Passwords too, so that the site can be signed into as each of them.
+        let org_password = demo_password()?;
         let org = store
-            .create_user("organiser", store::Role::Organiser, None)
+            .create_user("organiser", store::Role::Organiser, Some(&org_password))
             .await
             .context("creating the demo's organiser (--demo needs a fresh state folder)")?;
         let org_token = store
@@ -270,18 +272,24 @@ impl Demo {
             .context("issuing the organiser's token")?
             .token;
         writeln!(out, "demo organiser token: {org_token}")?;
+        writeln!(
+            out,
+            "demo organiser password: {org_password} (user organiser)"
+        )?;
         let mut teams = Vec::new();
         for (name, team) in [("alice", "Examples"), ("bob", "Trivial")] {
+            let password = demo_password()?;
             let u = self
                 .call(
                     &http,
                     &org_token,
                     "/api/v1/users",
-                    json!({"name": name, "role": "participant"}),
+                    json!({"name": name, "role": "participant", "password": password}),
                 )
                 .await?;
             let token = u["token"].as_str().unwrap_or_default().to_owned();
             writeln!(out, "demo participant {name} (team {team}) token: {token}")?;
+            writeln!(out, "demo participant {name} password: {password}")?;
             teams.push((team, token));
         }
         out.flush()?;
@@ -394,4 +402,12 @@ fn rfc3339(secs: u64) -> String {
         &stamp[11..13],
         &stamp[13..15]
     )
+}
+
+/// A fresh random password for a demo account (16 hex digits), printed once like its
+/// token: the demo's accounts can sign in on the site as well as use the API.
+fn demo_password() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random bytes: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -20,6 +20,7 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
     // What it prints after the address: the organiser's token, the participants', the
     // submissions, then that it is seeded.
     let mut organiser = None;
+    let mut passwords = Vec::new();
     let mut submissions = Vec::new();
     let until = Instant::now() + Duration::from_secs(300);
     loop {
@@ -30,6 +31,13 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
             .unwrap_or_else(|e| panic!("serve --demo did not finish seeding: {e}"));
         if let Some(t) = line.strip_prefix("demo organiser token: ") {
             organiser = Some(t.to_owned());
+        } else if let Some(t) = line.strip_prefix("demo organiser password: ") {
+            let password = t.split_whitespace().next().unwrap();
+            passwords.push(("organiser".to_owned(), password.to_owned()));
+        } else if let Some(t) = line.strip_prefix("demo participant ")
+            && let Some((name, password)) = t.split_once(" password: ")
+        {
+            passwords.push((name.to_owned(), password.to_owned()));
         } else if let Some(rest) = line.strip_prefix("demo submission ") {
             submissions.push(rest.split_whitespace().next().unwrap().to_owned());
         } else if line.starts_with("demo seeded") {
@@ -38,6 +46,24 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
     }
     let org = organiser.expect("the organiser's token is printed");
     assert_eq!(submissions.len(), 8, "{submissions:?}");
+    // Each demo account signs in with the password printed for it, as on the site.
+    assert_eq!(passwords.len(), 3, "{passwords:?}");
+    for (name, password) in &passwords {
+        let t = s.post(
+            &org,
+            "/api/v1/tokens",
+            serde_json::json!({"name": name, "password": password}),
+        );
+        assert_eq!(t.status, 201, "{name}: {}", t.text);
+        let me = s.get(t.json["token"].as_str(), "/api/v1/users/me").json;
+        assert_eq!(me["name"], name.as_str(), "{me}");
+    }
+    // The site's front page lists the four challenges.
+    let front = s.get(None, "/");
+    assert_eq!(front.status, 200);
+    for title in ["cpsc2021", "cinc2017", "physionet2022", "p300speller"] {
+        assert!(front.text.contains(title), "{title} not on the front page");
+    }
     for id in &submissions {
         let v = s.wait_for(&org, id, Duration::from_secs(900), is_final);
         assert_eq!(v["state"], "scored", "{v}");

@@ -140,6 +140,13 @@ impl Web {
             .route("/organiser/challenges", post(organiser::create_challenge))
             .route("/organiser/phases", post(organiser::create_phase))
             .route("/organiser/requeue/{id}", post(organiser::requeue))
+            .route("/organiser/publish", post(organiser::publish))
+            .route("/organiser/rescore", post(organiser::rescore))
+            .route("/organiser/rescores/{id}", get(organiser::rescore_page))
+            .route(
+                "/organiser/rescores/{id}/{decision}",
+                post(organiser::decide_rescore),
+            )
             .route("/organiser/results.csv", get(organiser::results_csv))
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))

@@ -1,9 +1,8 @@
 //! The organiser's console (`/organiser`): challenges and phases, the queue and the
-//! workers, every submission with filters, requeue. Changes go through the API as the
-//! organiser, so its checks (manifest, names, states) hold.
-//!
-//! Not here yet: rescoring and publishing a test leaderboard. Their API is being added
-//! to `server`; the console gets buttons for them once it exists (docs/web.md, "Gaps").
+//! workers, every submission with filters, requeue, publishing a phase's final
+//! leaderboard and rescoring a challenge's stored outputs (a pending rescoring is shown
+//! with its changes, then applied or cancelled). Changes go through the API as the
+//! organiser, so its checks (manifest, names, states, what blocks a publication) hold.
 
 use axum::Form;
 use axum::extract::{Path, Query, State};
@@ -11,11 +10,12 @@ use axum::response::{IntoResponse, Response};
 use maud::html;
 use serde::Deserialize;
 
-use server::views::{ChallengeView, PhaseView};
+use server::views::{BlockerView, ChallengeView, LeaderboardView, PhaseView, RescoreView};
 
 use crate::Web;
 use crate::api::{self, seg};
 use crate::html::{PageError, csrf, page, redirect, state_badge, time};
+use crate::pages::word;
 use crate::session::Ctx;
 
 type PageResult = Result<Response, Response>;
@@ -24,7 +24,7 @@ fn internal(e: impl std::fmt::Display) -> Response {
     PageError::internal(&e).into_response()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(crate) struct Filters {
     challenge: Option<String>,
     state: Option<String>,
@@ -49,7 +49,21 @@ pub(crate) async fn console(
     ctx: Ctx,
     Query(f): Query<Filters>,
 ) -> PageResult {
+    console_page(&web, &ctx, f, None).await
+}
+
+/// A publication the API refused because of blockers, shown in place under its form.
+struct Refused {
+    challenge: String,
+    phase: String,
+    message: String,
+    /// Each blocker with its team's name (empty when the team cannot be read).
+    blockers: Vec<(BlockerView, String)>,
+}
+
+async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>) -> PageResult {
     let (_, token) = ctx.need_organiser()?;
+    let web = web.clone();
     let challenges: Vec<ChallengeView> = api::get(&web, "/api/v1/challenges", Some(token))
         .await
         .json()
@@ -159,7 +173,7 @@ pub(crate) async fn console(
                         td { (state_badge(s.state.as_str())) }
                         td.num { (s.attempt) }
                         td { @if s.state.as_str() == "error" {
-                            form.inline method="post" action={"/organiser/requeue/" (s.id.0)} { (csrf(&ctx)) button type="submit" { "Requeue" } }
+                            form.inline method="post" action={"/organiser/requeue/" (s.id.0)} { (csrf(ctx)) button type="submit" { "Requeue" } }
                         } }
                     } } }
                 } }
@@ -170,12 +184,67 @@ pub(crate) async fn console(
             } @else {
                 p { "Download results (CSV): " @for c in &challenges { a href={"/organiser/results.csv?challenge=" (seg(&c.id))} { (c.id) } " " } }
             }
-            p.gap { strong { "Not yet here: " } "rescoring stored outputs and publishing a test leaderboard. Their API is being added; until then use it directly when it lands." }
+        }
+        @if !challenges.is_empty() {
+            section aria-labelledby="rules" {
+                h2 #rules { "Publish and rescore" }
+                p.muted {
+                    "Publishing stores a phase's final leaderboard (each team's selected submission, else its best) as a new numbered version that never changes. "
+                    "It is refused while a submission of the phase is queued, running or in error, or a final entry has no exam result under the current versions. "
+                    "Rescoring scores every scored submission of a challenge again from the outputs its run kept; nothing changes until you apply it."
+                }
+                @for c in &challenges {
+                    h3 { (c.id) }
+                    @if c.phases.is_empty() { p { "No phase yet." } }
+                    @for p in &c.phases {
+                        div.publish {
+                            // The fragment brings a refusal into view without a script.
+                            form.inline method="post" action="/organiser/publish#publish-refusal" {
+                                (csrf(ctx))
+                                input type="hidden" name="challenge" value=(c.id);
+                                input type="hidden" name="phase" value=(p.name);
+                                button type="submit" { "Publish the final leaderboard of " (p.name) }
+                            }
+                            " "
+                            a href={"/challenges/" (seg(&c.id)) "/leaderboard?phase=" (seg(&p.name)) "&board=published"} { "Published versions of " (p.name) }
+                            @if let Some(r) = refused.as_ref().filter(|r| r.challenge == c.id && r.phase == p.name) {
+                                section.refusal #publish-refusal role="alert" aria-labelledby="publish-refusal-h" {
+                                    h4 #publish-refusal-h { "Not published: " (p.name) " of " (c.id) }
+                                    // The API's message lists the blockers too; below they are
+                                    // one a line with the team's name, so it is said once.
+                                    @if r.blockers.is_empty() { p { (r.message) } }
+                                    @else {
+                                        p { "The phase cannot be published yet. Resolve these first, then publish again:" }
+                                        ul.blockers {
+                                            @for (b, team) in &r.blockers { li {
+                                                @if b.kind == "unfinished" { strong { "Unfinished" } } @else if b.kind == "no_exam_result" { strong { "No exam result under the current versions" } } @else { strong { (b.kind) } }
+                                                ": team " (if team.is_empty() { b.team.to_string() } else { team.clone() }) ", "
+                                                "submission " a href={"/submissions/" (b.submission)} { code { (b.submission) } }
+                                                @if let Some(st) = &b.state { " " (state_badge(word(st).as_str())) }
+                                                @if b.kind == "unfinished" { " — wait for it to end, or requeue it if it is in error" }
+                                                @else if b.kind == "no_exam_result" { " — rescore the challenge, or the team selects another entry" }
+                                                @else { " — " (b.message) }
+                                            } }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    form.inline method="post" action="/organiser/rescore" {
+                        (csrf(ctx))
+                        input type="hidden" name="challenge" value=(c.id);
+                        label for={"rescore-" (c.id)} { "Reason" }
+                        input id={"rescore-" (c.id)} type="text" name="reason" required maxlength="1000";
+                        button type="submit" { "Rescore every scored submission of " (c.id) }
+                    }
+                }
+            }
         }
         section aria-labelledby="new-challenge" {
             h2 #new-challenge { "Create a challenge" }
             form.stack method="post" action="/organiser/challenges" {
-                (csrf(&ctx))
+                (csrf(ctx))
                 label for="c-id" { "Id (a-z, 0-9, - and _)" }
                 input #c-id type="text" name="id" required pattern="[a-z0-9_-]+" maxlength="64";
                 label for="c-title" { "Title (optional)" }
@@ -191,7 +260,7 @@ pub(crate) async fn console(
             section aria-labelledby="new-phase" {
                 h2 #new-phase { "Add a phase" }
                 form.stack method="post" action="/organiser/phases" {
-                    (csrf(&ctx))
+                    (csrf(ctx))
                     label for="p-challenge" { "Challenge" }
                     select #p-challenge name="challenge" { @for c in &challenges { option value=(c.id) { (c.id) } } }
                     label for="p-name" { "Name" }
@@ -216,7 +285,11 @@ pub(crate) async fn console(
             }
         }
     };
-    Ok(page(&ctx, "Organiser console", body))
+    let mut r = page(ctx, "Organiser console", body);
+    if refused.is_some() {
+        *r.status_mut() = axum::http::StatusCode::CONFLICT;
+    }
+    Ok(r)
 }
 
 #[derive(Deserialize)]
@@ -355,6 +428,231 @@ pub(crate) async fn requeue(
         return Err(PageError::from(a.refusal()).into_response());
     }
     Ok(done("requeued", &id, ""))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PublishForm {
+    csrf: String,
+    challenge: String,
+    phase: String,
+}
+
+/// Publishes a phase's final leaderboard and shows the published version; a refusal
+/// for blockers is the console again with them listed under the phase's form.
+pub(crate) async fn publish(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<PublishForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/challenges/{}/publish", seg(&f.challenge)),
+        Some(token),
+        &serde_json::json!({"phase": f.phase}),
+    )
+    .await;
+    match a.json::<LeaderboardView>() {
+        Ok(b) => {
+            let version = b.published.map(|p| p.version).unwrap_or_default();
+            Ok(redirect(&format!(
+                "/challenges/{}/leaderboard?phase={}&board=published&version={version}",
+                seg(&f.challenge),
+                seg(&b.phase)
+            )))
+        }
+        Err(refusal) if refusal.code == "not_publishable" => {
+            // The blockers are extra fields of the API's error body.
+            let list: Vec<BlockerView> = serde_json::from_slice::<serde_json::Value>(&a.body)
+                .ok()
+                .and_then(|v| v.pointer("/error/blockers").cloned())
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default();
+            let mut blockers = Vec::with_capacity(list.len());
+            for b in list {
+                let team = match web.store.team(store::TeamId(b.team)).await {
+                    Ok(t) => t.name,
+                    Err(_) => String::new(),
+                };
+                blockers.push((b, team));
+            }
+            let refused = Refused {
+                challenge: f.challenge,
+                phase: f.phase,
+                message: refusal.message,
+                blockers,
+            };
+            console_page(&web, &ctx, Filters::default(), Some(refused)).await
+        }
+        Err(refusal) => Err(PageError::from(refusal).into_response()),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RescoreForm {
+    csrf: String,
+    challenge: String,
+    reason: String,
+}
+
+/// Asks the API to rescore a challenge; the pending rescoring's page follows.
+pub(crate) async fn rescore(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<RescoreForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/challenges/{}/rescore", seg(&f.challenge)),
+        Some(token),
+        &serde_json::json!({"reason": f.reason}),
+    )
+    .await;
+    let r: RescoreView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(redirect(&format!("/organiser/rescores/{}", r.id)))
+}
+
+/// A rescoring: why, by which versions, what it covered, and each result it changes
+/// with its ranking numbers before and after; Apply and Cancel while it is pending.
+pub(crate) async fn rescore_page(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path(id): Path<String>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    let r: RescoreView = api::get(&web, &format!("/api/v1/rescores/{}", seg(&id)), Some(token))
+        .await
+        .json()
+        .map_err(|e| PageError::from(e).into_response())?;
+    let mut keys: Vec<&String> = Vec::new();
+    for c in &r.changes {
+        for k in c.before.keys().chain(c.after.keys()) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut teams = Vec::with_capacity(r.changes.len());
+    for c in &r.changes {
+        let name = match web
+            .store
+            .submission(store::SubmissionId(c.submission))
+            .await
+        {
+            Ok(s) => web
+                .store
+                .team(s.team)
+                .await
+                .map(|t| t.name)
+                .unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        teams.push(name);
+    }
+    let count = |k: &str| r.scope.get(k).and_then(serde_json::Value::as_u64);
+    let unscorable: Vec<(String, String)> = r
+        .scope
+        .get("unscorable")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|u| {
+                    let s = u.get("submission").and_then(|v| v.as_str()).unwrap_or("");
+                    let why = u.get("why").and_then(|v| v.as_str()).unwrap_or("");
+                    (s.to_owned(), why.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let state = word(&r.state);
+    let body = html! {
+        p.crumbs { a href="/organiser" { "Organiser console" } }
+        h1 { "Rescoring of " (r.challenge) }
+        dl.facts {
+            dt { "State" } dd #rescore-state { (state_badge(&state)) }
+            dt { "Reason" } dd { (r.reason) }
+            dt { "Asked" } dd { (time(r.created_at)) }
+            @if let Some(t) = r.decided_at { dt { "Decided" } dd { (time(t)) } }
+            dt { "Scorer" } dd { code { (r.scorer_version) } }
+            dt { "Judge" } dd { code { (r.judge_version) } }
+            dt { "Results scored again" } dd { (count("results").map(|n| n.to_string()).unwrap_or_else(|| "—".into())) }
+            dt { "Results that change" } dd { (r.changes.len()) }
+        }
+        @if !unscorable.is_empty() {
+            section aria-labelledby="unscorable-h" {
+                h2 #unscorable-h { "Not rescored" }
+                ul { @for (s, why) in &unscorable { li {
+                    "submission " a href={"/submissions/" (seg(s))} { code { (s) } } ": " (why)
+                } } }
+            }
+        }
+        section aria-labelledby="changes-h" {
+            h2 #changes-h { "Changes" }
+            @if r.changes.is_empty() { p { "No result changes: every score is the same when scored again." } }
+            @else {
+                div.scroll { table #rescore-changes {
+                    thead { tr {
+                        th scope="col" { "Submission" } th scope="col" { "Team" } th scope="col" { "Attempt" }
+                        @for k in &keys { th scope="col" { (k) " before" } th scope="col" { (k) " after" } }
+                        th scope="col" { "Scorer" } th scope="col" { "Warnings" }
+                    } }
+                    tbody { @for (c, team) in r.changes.iter().zip(&teams) { tr {
+                        th scope="row" { a href={"/submissions/" (c.submission)} { code.hash { (c.submission) } } }
+                        td { (team) }
+                        td.num { (c.attempt) }
+                        @for k in &keys {
+                            td.num { (crate::html::num(c.before.get(*k).copied().flatten(), 12)) }
+                            td.num { (crate::html::num(c.after.get(*k).copied().flatten(), 12)) }
+                        }
+                        td { @if c.scorer_before == c.scorer_after { code { (c.scorer_after) } } @else { code { (c.scorer_before) } " → " code { (c.scorer_after) } } }
+                        td { @for w in &c.warnings { (w) br; } }
+                    } } }
+                } }
+            }
+        }
+        @if state == "pending" {
+            div.decide {
+                form.inline method="post" action={"/organiser/rescores/" (r.id) "/apply"} {
+                    (csrf(&ctx)) button type="submit" { "Apply these changes" }
+                }
+                " "
+                form.inline method="post" action={"/organiser/rescores/" (r.id) "/cancel"} {
+                    (csrf(&ctx)) button type="submit" { "Cancel this rescoring" }
+                }
+            }
+            p.muted { "Applying replaces every listed result at once (the old ones are kept, marked replaced); it is refused if any of them is no longer the live one. Cancelling keeps this record and changes nothing." }
+        }
+    };
+    Ok(page(&ctx, "Rescoring", body))
+}
+
+/// Applies or cancels a pending rescoring, then shows it again.
+pub(crate) async fn decide_rescore(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path((id, decision)): Path<(String, String)>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    if decision != "apply" && decision != "cancel" {
+        return Err(PageError::not_found("There is no page at this address.").into_response());
+    }
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/rescores/{}/{decision}", seg(&id)),
+        Some(token),
+        &serde_json::json!({}),
+    )
+    .await;
+    let r: RescoreView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(redirect(&format!("/organiser/rescores/{}", r.id)))
 }
 
 #[derive(Deserialize)]

@@ -1331,6 +1331,11 @@ async fn submission_action(web: &Web, ctx: &Ctx, id: &str, action: &str, sent: &
 #[derive(Deserialize)]
 pub(crate) struct BoardQuery {
     phase: Option<String>,
+    /// `live` (default), `final` or `published`, as the API's `?board=`.
+    board: Option<String>,
+    /// With `board=published`: the version (default: the latest).
+    version: Option<String>,
+    /// The same as `board=final` (older links).
     #[serde(rename = "final", default)]
     final_entries: Option<String>,
 }
@@ -1371,19 +1376,49 @@ pub(crate) async fn leaderboard(
     Query(q): Query<BoardQuery>,
 ) -> PageResult {
     let c = challenge_view(&web, &ctx, &id).await?;
-    let final_entries = q.final_entries.as_deref() == Some("true");
-    let mut path = format!("/api/v1/challenges/{}/leaderboard", seg(&c.id));
-    let mut params = Vec::new();
-    if let Some(p) = &q.phase {
-        params.push(format!("phase={}", seg(p)));
-    }
-    if final_entries {
-        params.push("final=true".to_owned());
-    }
-    if !params.is_empty() {
-        path.push('?');
-        path.push_str(&params.join("&"));
-    }
+    let board = match (q.board.as_deref(), q.final_entries.as_deref()) {
+        (Some(b @ ("live" | "final" | "published")), _) => b,
+        (_, Some("true")) => "final",
+        _ => "live",
+    };
+    let version: Option<u32> = if board == "published" {
+        q.version.as_deref().and_then(|v| v.trim().parse().ok())
+    } else {
+        None
+    };
+    let base = format!("/challenges/{}", seg(&c.id));
+    // The API's address for this board (and, for the JSON link, as it is).
+    let api_path = |phase: Option<&str>, version: Option<u32>| {
+        let mut path = format!(
+            "/api/v1/challenges/{}/leaderboard?board={board}",
+            seg(&c.id)
+        );
+        if let Some(p) = phase {
+            path.push_str(&format!("&phase={}", seg(p)));
+        }
+        if let Some(v) = version {
+            path.push_str(&format!("&version={v}"));
+        }
+        path
+    };
+    let path = api_path(q.phase.as_deref(), version);
+    let choose = |phase: &str| {
+        html! {
+            form.inline method="get" action={(base) "/leaderboard"} {
+                label for="phase" { "Phase" }
+                select #phase name="phase" {
+                    @for p in &c.phases { option value=(p.name) selected[p.name == phase] { (p.name) } }
+                }
+                label for="board" { "Board" }
+                select #board name="board" {
+                    option value="live" selected[board == "live"] { "live (the phase's rule)" }
+                    option value="final" selected[board == "final"] { "final entries" }
+                    option value="published" selected[board == "published"] { "published" }
+                }
+                button type="submit" { "Show" }
+            }
+        }
+    };
     let b: LeaderboardView = if c.phases.is_empty() {
         return Ok(page(
             &ctx,
@@ -1394,20 +1429,56 @@ pub(crate) async fn leaderboard(
             },
         ));
     } else {
-        api::get(&web, &path, ctx.token.as_deref())
-            .await
-            .json()
-            .map_err(err)?
+        let a = api::get(&web, &path, ctx.token.as_deref()).await;
+        match a.json() {
+            Ok(b) => b,
+            // Nothing published yet for a phase that exists: said in place, with the
+            // other boards a click away.
+            Err(r)
+                if board == "published"
+                    && r.code == "not_found"
+                    && q.phase
+                        .as_deref()
+                        .is_none_or(|p| c.phases.iter().any(|x| x.name == p)) =>
+            {
+                let shown = q.phase.clone().unwrap_or_default();
+                return Ok(page(
+                    &ctx,
+                    "Leaderboard",
+                    html! {
+                        p.crumbs { a href=(base) { (c.title) } }
+                        h1 { "Leaderboard" }
+                        (choose(&shown))
+                        p.notice #published-none {
+                            @if version.is_some() { "There is no published version " (version.unwrap_or_default()) " of this phase." }
+                            @else { "Nothing of this phase has been published yet." }
+                        }
+                    },
+                ));
+            }
+            Err(r) => return Err(err(r)),
+        }
     };
     let phase = c.phases.iter().find(|p| p.name == b.phase);
-    let base = format!("/challenges/{}", seg(&c.id));
+    // Every published version, as links: versions are numbered 1, 2, … and all kept,
+    // so the latest's number lists them all.
+    let latest = match (&b.published, version) {
+        (Some(p), None) => Some(p.version),
+        (Some(_), Some(_)) => api::get(&web, &api_path(Some(&b.phase), None), ctx.token.as_deref())
+            .await
+            .json::<LeaderboardView>()
+            .ok()
+            .and_then(|l| l.published.map(|p| p.version)),
+        (None, _) => None,
+    };
     let now = web.store.now();
     // The plot: every visible scored submission's first ranking number on the phase's
     // scored split, rounded as participants see exam figures (a quiz board's figures
     // are shown exactly, as the leaderboard shows them), drawn as the best so far.
     // None while the leaderboard itself is withheld.
+    // A published board is a snapshot: the plot of live scores is not about it.
     let plot = match (phase, b.hidden_until, b.ranking.first()) {
-        (Some(p), None, Some(first)) => {
+        (Some(p), None, Some(first)) if b.published.is_none() => {
             let points = web
                 .store
                 .score_points(store::PhaseId(p.id))
@@ -1439,18 +1510,30 @@ pub(crate) async fn leaderboard(
     let body = html! {
         p.crumbs { a href=(base) { (c.title) } }
         h1 { "Leaderboard" }
-        form.inline method="get" action={(base) "/leaderboard"} {
-            label for="phase" { "Phase" }
-            select #phase name="phase" {
-                @for p in &c.phases { option value=(p.name) selected[p.name == b.phase] { (p.name) } }
+        (choose(&b.phase))
+        @if let Some(p) = &b.published {
+            p.notice #published-version { "Published leaderboard, version " (p.version) ", published " (time(p.published_at)) ". It never changes; a later publication is a new version." }
+            @if let Some(n) = latest {
+                nav.versions aria-label="Published versions" {
+                    "Versions: "
+                    @for v in (1..=n).rev() {
+                        @if v == p.version { strong aria-current="page" { (v) } }
+                        @else { a href={(base) "/leaderboard?phase=" (seg(&b.phase)) "&board=published&version=" (v)} { (v) } }
+                        @if v == n { " (latest)" }
+                        " "
+                    }
+                }
             }
-            label { input type="checkbox" name="final" value="true" checked[final_entries]; " final entries" }
-            button type="submit" { "Show" }
         }
         p.muted {
             @if b.final_entries { "Each team's selected submission (else its best)." }
             @else { "Each team's " (word(&b.rule)) " scored submission." }
             " Equal figures share a rank."
+        }
+        @if b.withheld.is_some() && b.hidden_until.is_none() {
+            p.notice { "This phase shows exam scores on its "
+                a href={(base) "/leaderboard?phase=" (seg(&b.phase)) "&board=published"} { "published leaderboard" }
+                " only." }
         }
         @if let Some(u) = b.hidden_until {
             p.notice { "This phase ranks by exam scores, which are shown after it closes, " (time(u)) "." }
@@ -1489,7 +1572,7 @@ pub(crate) async fn leaderboard(
                 (p)
             }
         }
-        p { a href=(format!("/api/v1/challenges/{}/leaderboard?phase={}", seg(&c.id), seg(&b.phase))) { "This leaderboard as JSON" } }
+        p { a href=(api_path(Some(&b.phase), b.published.as_ref().map(|p| p.version))) { "This leaderboard as JSON" } }
     };
     Ok(page(&ctx, "Leaderboard", body))
 }

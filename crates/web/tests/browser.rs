@@ -91,6 +91,18 @@ impl Site {
 
     /// Reports a taken job as the judge would have ended it.
     async fn report(&self, job: &store::Job, result: Value, log: &str, score: Option<f64>) {
+        self.report_by(job, result, log, score, "score 0.1.0").await;
+    }
+
+    /// [`Site::report`] with the scorer version the result names.
+    async fn report_by(
+        &self,
+        job: &store::Job,
+        result: Value,
+        log: &str,
+        score: Option<f64>,
+        scorer: &str,
+    ) {
         let worker = self.t.workers().await.unwrap().remove(0);
         let dir = server::layout::result_dir(self.state.path(), job.attempt);
         std::fs::create_dir_all(dir.join("logs")).unwrap();
@@ -128,7 +140,7 @@ impl Site {
                             }]
                         })
                         .unwrap_or_default(),
-                    scorer_version: "score 0.1.0".into(),
+                    scorer_version: scorer.into(),
                     judge_version: "judge 0.1.0".into(),
                     runtime_lock: None,
                     warnings: Vec::new(),
@@ -984,6 +996,210 @@ async fn refusals_in_place(backend: Backend) {
     wait_text(&c, "main", "No phase of this challenge is open now").await;
     s.shot(&c, "submit-phase-closed").await;
     c.close().await.unwrap();
+}
+
+/// A scorer version before the server's (`judge::rescore::SCORER_VERSION`): its results
+/// are left off a publication until a rescoring replaces them.
+const OLD_SCORER: &str = "score 0.0.1-old";
+
+/// Uploads an entry as `token`'s team; the new submission's id.
+async fn upload(s: &Site, token: &str, challenge: &str) -> String {
+    let r = reqwest::Client::new()
+        .post(s.url(&format!("/api/v1/challenges/{challenge}/submissions")))
+        .bearer_auth(token)
+        .header("content-type", "application/octet-stream")
+        .body(good_entry())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The organiser publishes and rescores in the console, without a script's help: a
+/// publication is refused with its blockers listed (a queued submission, a final entry
+/// scored by an older scorer); a rescoring shows each result's figures before and after
+/// and is applied; then the publication succeeds, and the leaderboard shows its
+/// versions.
+async fn publish_and_rescore(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let data = s.data.path().join("cinc2017");
+    synth::write_challenge("cinc2017", &data, 7, Some(24)).unwrap();
+    let j = judge::Challenge::built_in("cinc2017").unwrap();
+    let exam = judge::dataset::Dataset::open(j.layout, &data)
+        .unwrap()
+        .split(&j.split, &j.id)
+        .unwrap()
+        .exam;
+    assert!(exam.len() >= 2, "{} exam records", exam.len());
+    s.t.create_challenge(
+        "cinc2017",
+        "CinC 2017",
+        store::Definition::Builtin("cinc2017".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    let now = s.t.now();
+    s.t.create_phase(
+        "cinc2017",
+        &store::NewPhase {
+            name: "official".into(),
+            opens: now - chrono::Duration::days(1),
+            closes: now + chrono::Duration::days(1),
+            selection_closes: None,
+            quota: store::Quota::default(),
+            scored_split: store::Split::Exam,
+            show_exam: true,
+            rule: store::Rule::Best,
+        },
+    )
+    .await
+    .unwrap();
+    let mut tokens = Vec::new();
+    for (user, team) in [("alice", "Alpha"), ("bob", HOSTILE)] {
+        let u =
+            s.t.create_user(user, Role::Participant, Some("a password"))
+                .await
+                .unwrap();
+        tokens.push(s.t.issue_token(u.id, "test").await.unwrap().token);
+        s.t.create_team("cinc2017", team, u.id).await.unwrap();
+    }
+    // Each run keeps its exam outputs (one class for every record): what a rescoring
+    // scores again. The stored scores are an older scorer's.
+    let judged = |job: &store::Job| {
+        let dir = server::layout::result_dir(s.state.path(), job.attempt);
+        std::fs::create_dir_all(dir.join("private/exam-outputs")).unwrap();
+        let answers: String = exam.iter().map(|r| format!("{},N\n", r.id)).collect();
+        std::fs::write(dir.join("private/exam-outputs/answers.txt"), answers).unwrap();
+    };
+    let alpha = upload(&s, &tokens[0], "cinc2017").await;
+    let job = s.take().await;
+    judged(&job);
+    s.report_by(&job, scored_result(0.812), "ok\n", Some(0.812), OLD_SCORER)
+        .await;
+    let beta = upload(&s, &tokens[1], "cinc2017").await;
+
+    sign_in(&c, &s, "org", "organiser pass").await;
+    // Nothing published yet: said in place on the leaderboard.
+    c.goto(&s.url("/challenges/cinc2017/leaderboard"))
+        .await
+        .unwrap();
+    click(&c, "#board option[value=published]").await;
+    click(&c, "main form.inline button").await;
+    wait_text(
+        &c,
+        "#published-none",
+        "Nothing of this phase has been published",
+    )
+    .await;
+
+    // Refused, with both blockers listed under the phase's form.
+    c.goto(&s.url("/organiser")).await.unwrap();
+    click(&c, "form[action^='/organiser/publish'] button").await;
+    let r = wait_text(&c, "#publish-refusal", "Not published").await;
+    assert!(r.contains("Unfinished"), "{r}");
+    assert!(r.contains(HOSTILE), "{r}");
+    assert!(r.contains(&format!("submission {beta}")), "{r}");
+    assert!(r.contains("queued"), "{r}");
+    assert!(
+        r.contains("No exam result under the current versions"),
+        "{r}"
+    );
+    assert!(r.contains("Alpha"), "{r}");
+    assert!(r.contains(&format!("submission {alpha}")), "{r}");
+    inert(&c).await;
+    // The form's address names the refusal: the browser scrolls to it, no script
+    // needed.
+    let seen = c
+        .execute(
+            "const r = document.getElementById('publish-refusal').getBoundingClientRect(); \
+             return r.top >= 0 && r.top < window.innerHeight;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(seen, json!(true), "the refusal is not in view");
+    s.shot(&c, "organiser-publish-refused").await;
+
+    // Beta's run ends; a rescoring brings both results to the current scorer.
+    let job = s.take().await;
+    judged(&job);
+    s.report_by(&job, scored_result(0.9), "ok\n", Some(0.9), OLD_SCORER)
+        .await;
+    c.goto(&s.url("/organiser")).await.unwrap();
+    fill(&c, "#rescore-cinc2017", "scorer <b>fix</b> & versions").await;
+    click(&c, "form[action='/organiser/rescore'] button").await;
+    wait_text(&c, "h1", "Rescoring of cinc2017").await;
+    wait_text(&c, "#rescore-state", "pending").await;
+    wait_text(&c, "main", "scorer <b>fix</b> & versions").await;
+    let table = wait_text(&c, "#rescore-changes", "score before").await;
+    assert!(table.contains("score after"), "{table}");
+    assert!(table.contains("0.812") && table.contains("0.9"), "{table}");
+    assert!(table.contains(&alpha) && table.contains(&beta), "{table}");
+    assert!(table.contains("degenerate output"), "{table}");
+    inert(&c).await;
+    s.shot(&c, "organiser-rescore").await;
+    let rescoring = c.current_url().await.unwrap().path().to_owned();
+    click(&c, "form[action$='/apply'] button").await;
+    wait_text(&c, "#rescore-state", "applied").await;
+    assert!(
+        c.find(Locator::Css("form[action$='/apply']"))
+            .await
+            .is_err(),
+        "an applied rescoring still offers Apply"
+    );
+    let live =
+        s.t.results(store::SubmissionId(alpha.parse().unwrap()))
+            .await
+            .unwrap();
+    assert!(live.iter().any(|r| r.replaced), "nothing replaced");
+
+    // Now it publishes: version 1, then version 2, each its own link.
+    c.goto(&s.url("/organiser")).await.unwrap();
+    click(&c, "form[action^='/organiser/publish'] button").await;
+    wait_text(&c, "#published-version", "version 1").await;
+    let rows = wait_text(&c, "table.board", "Alpha").await;
+    assert!(rows.contains(HOSTILE), "{rows}");
+    inert(&c).await;
+    c.goto(&s.url("/organiser")).await.unwrap();
+    click(&c, "form[action^='/organiser/publish'] button").await;
+    wait_text(&c, "#published-version", "version 2").await;
+    let nav = wait_text(&c, "nav.versions", "(latest)").await;
+    assert!(nav.contains('1') && nav.contains('2'), "{nav}");
+    s.shot(&c, "leaderboard-published").await;
+    click(&c, "nav.versions a").await;
+    wait_text(&c, "#published-version", "version 1").await;
+    // The new pages fit a phone and a wide screen, as an organiser sees them.
+    for (w, h) in [(360u32, 800u32), (1920, 1080)] {
+        c.set_window_size(w, h).await.unwrap();
+        for path in [
+            "/organiser",
+            rescoring.as_str(),
+            "/challenges/cinc2017/leaderboard?phase=official&board=published",
+        ] {
+            c.goto(&s.url(path)).await.unwrap();
+            fits(&c, w).await;
+        }
+    }
+    c.close().await.unwrap();
+}
+
+mod publishing {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::publish_and_rescore(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::publish_and_rescore(store::Backend::Postgres).await;
+    }
 }
 
 mod refusals {
