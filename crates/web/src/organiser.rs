@@ -276,7 +276,7 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                     label for="p-conc" { "Quota: at once" }
                     input #p-conc type="number" name="max_concurrent" min="0";
                     label for="p-split" { "Scored on" }
-                    select #p-split name="scored_split" { option value="quiz" { "quiz" } option value="exam" { "exam" } }
+                    select #p-split name="scored_split" { option value="exam" selected { "exam" } option value="quiz" { "quiz" } }
                     label for="p-rule" { "Leaderboard shows each team's" }
                     select #p-rule name="rule" { option value="best" { "best" } option value="latest" { "latest" } }
                     label { input type="checkbox" name="show_exam" value="true" checked; " show exam scores before the phase closes" }
