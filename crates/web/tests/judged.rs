@@ -36,16 +36,24 @@ fn tar_gz(path: &Path, files: &[(&str, &str)]) {
 }
 
 /// A per-record entry that answers `N` for every record (no Python: quick runs).
-const GOOD: [(&str, &str); 6] = [
-    ("next.sh", "echo \"$1,N\" >> answers.txt\n"),
-    ("setup.sh", "true\n"),
-    ("answers.txt", "Z99999,N\n"),
-    ("dependencies.txt", "# nothing\n"),
-    ("AUTHORS.txt", "test\n"),
-    ("LICENSE.txt", "MIT\n"),
-];
+/// The example CinC 2017 entry as the repository ships it (`entries/cinc2017`): every
+/// file of its folder, by name and text.
+fn example_entry() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../entries/cinc2017");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    assert!(files.iter().any(|(n, _)| n == "classify.py"), "{files:?}");
+    files
+}
 
-/// The same entry whose `next.sh` fails with colours on its way out.
+/// An entry of the same layout whose `next.sh` fails with colours on its way out.
 const BROKEN: [(&str, &str); 6] = [
     (
         "next.sh",
@@ -194,9 +202,14 @@ async fn judged_live(backend: Backend) {
         .unwrap();
     let files = tempfile::tempdir().unwrap();
     let mut scored_page = None;
+    let example = example_entry();
+    let example: Vec<(&str, &str)> = example
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
     for (name, entry, want) in [
-        ("good.tar.gz", &GOOD, "scored"),
-        ("broken.tar.gz", &BROKEN, "failed"),
+        ("example.tar.gz", example.as_slice(), "scored"),
+        ("broken.tar.gz", BROKEN.as_slice(), "failed"),
     ] {
         let path = files.path().join(name);
         tar_gz(&path, entry);
