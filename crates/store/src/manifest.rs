@@ -42,7 +42,7 @@ impl Manifest {
     /// (`tokio::task::spawn_blocking`) for a large folder.
     pub fn compute(dir: &Path) -> Result<Manifest, Error> {
         let mut files = BTreeMap::new();
-        walk(dir, dir, &mut files)?;
+        walk(dir, dir, &mut files, &mut |path, _| file_sha256(path))?;
         Ok(Manifest { files })
     }
 
@@ -74,6 +74,86 @@ impl Manifest {
     }
 }
 
+/// Remembers the folders that passed [`Manifest::verify`], by a fingerprint of their
+/// files' metadata, so that a worker judging job after job on the same data reads every
+/// byte of it once, not once per job (the check is on each job's path). The fingerprint
+/// is, per file, its size, inode, device, and modification and change times: a write,
+/// a rename over it or a `chmod` changes the change time, which no one but root can set
+/// back (the same trust git's index puts in it). A folder changed since it was verified
+/// is hashed again, and so refused if it no longer matches.
+#[derive(Debug)]
+pub struct VerifiedFolders {
+    seen: std::sync::Mutex<std::collections::HashMap<(PathBuf, String), String>>,
+    /// Files changed less than this long before the fingerprint was taken are too fresh
+    /// to trust it: the file system's clock ticks coarsely, and a write in the same tick
+    /// after the fingerprint would leave it unchanged. Such a folder is not remembered.
+    settle: std::time::Duration,
+    hashed: std::sync::atomic::AtomicU64,
+}
+
+impl Default for VerifiedFolders {
+    fn default() -> VerifiedFolders {
+        VerifiedFolders::new(std::time::Duration::from_secs(2))
+    }
+}
+
+impl VerifiedFolders {
+    pub fn new(settle: std::time::Duration) -> VerifiedFolders {
+        VerifiedFolders {
+            seen: Default::default(),
+            settle,
+            hashed: Default::default(),
+        }
+    }
+
+    /// [`Manifest::verify`], skipped when this folder passed it for this manifest and
+    /// its files' metadata is unchanged since.
+    pub fn verify(&self, manifest: &Manifest, dir: &Path) -> Result<(), Error> {
+        use std::os::unix::fs::MetadataExt;
+        let taken = std::time::SystemTime::now();
+        let mut newest: i128 = i128::MIN;
+        let mut files = BTreeMap::new();
+        walk(dir, dir, &mut files, &mut |_, m| {
+            let ns = |secs: i64, nsec: i64| i128::from(secs) * 1_000_000_000 + i128::from(nsec);
+            newest = newest
+                .max(ns(m.ctime(), m.ctime_nsec()))
+                .max(ns(m.mtime(), m.mtime_nsec()));
+            Ok(format!(
+                "{} {} {} {}.{} {}.{}",
+                m.len(),
+                m.ino(),
+                m.dev(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec()
+            ))
+        })?;
+        let fingerprint = Manifest { files }.sha256();
+        let key = (dir.to_path_buf(), manifest.sha256());
+        let seen = |k: &(PathBuf, String)| self.seen.lock().unwrap().get(k).cloned();
+        if seen(&key).as_deref() == Some(fingerprint.as_str()) {
+            return Ok(());
+        }
+        self.hashed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        manifest.verify(dir)?;
+        let settled = taken.duration_since(std::time::UNIX_EPOCH).is_ok_and(|t| {
+            i128::try_from(t.as_nanos()).unwrap_or(i128::MAX) - newest
+                > i128::try_from(self.settle.as_nanos()).unwrap_or(i128::MAX)
+        });
+        if settled {
+            self.seen.lock().unwrap().insert(key, fingerprint);
+        }
+        Ok(())
+    }
+
+    /// How many times a folder was hashed whole (for tests and metrics).
+    pub fn hashed(&self) -> u64 {
+        self.hashed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
@@ -81,23 +161,30 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<String, String>) -> Result<(), Error> {
+/// Every file under `dir` (links to files followed), by relative path, with what
+/// `each` makes of it from its path and its (followed) metadata.
+fn walk(
+    root: &Path,
+    dir: &Path,
+    files: &mut BTreeMap<String, String>,
+    each: &mut dyn FnMut(&Path, &std::fs::Metadata) -> Result<String, Error>,
+) -> Result<(), Error> {
     let mut entries: Vec<PathBuf> = Vec::new();
     for e in std::fs::read_dir(dir).map_err(io(dir))? {
         entries.push(e.map_err(io(dir))?.path());
     }
     for path in entries {
         let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
-        let kind = if meta.file_type().is_symlink() {
-            std::fs::metadata(&path).map_err(io(&path))?.file_type()
+        let followed = if meta.file_type().is_symlink() {
+            std::fs::metadata(&path).map_err(io(&path))?
         } else {
-            meta.file_type()
+            meta.clone()
         };
         if meta.file_type().is_dir() {
-            walk(root, &path, files)?;
-        } else if kind.is_file() {
+            walk(root, &path, files, each)?;
+        } else if followed.is_file() {
             let rel = relative(root, &path)?;
-            files.insert(rel, file_sha256(&path)?);
+            files.insert(rel, each(&path, &followed)?);
         } else {
             return Err(Error::Invalid {
                 field: "data folder",
@@ -159,4 +246,49 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         s.push(DIGITS[(b & 15) as usize] as char);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder() -> (tempfile::TempDir, Manifest) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("a.txt"), b"one").unwrap();
+        std::fs::write(d.path().join("sub/b.dat"), b"two").unwrap();
+        let m = Manifest::compute(d.path()).unwrap();
+        (d, m)
+    }
+
+    #[test]
+    fn a_verified_folder_is_not_hashed_again_until_it_changes() {
+        let (d, m) = folder();
+        let v = VerifiedFolders::new(std::time::Duration::ZERO);
+        v.verify(&m, d.path()).unwrap();
+        v.verify(&m, d.path()).unwrap();
+        assert_eq!(v.hashed(), 1);
+        // Another manifest of the same folder is its own question.
+        let other = Manifest::default();
+        assert!(v.verify(&other, d.path()).is_err());
+        assert_eq!(v.hashed(), 2);
+        // A change the metadata shows (here the size) is hashed and refused.
+        std::fs::write(d.path().join("sub/b.dat"), b"three").unwrap();
+        let e = v.verify(&m, d.path()).unwrap_err();
+        assert!(e.to_string().contains("sub/b.dat changed"), "{e}");
+        assert_eq!(v.hashed(), 3);
+        std::fs::write(d.path().join("new.txt"), b"").unwrap();
+        assert!(v.verify(&m, d.path()).is_err());
+    }
+
+    #[test]
+    fn a_folder_changed_moments_ago_is_never_trusted_by_its_metadata() {
+        let (d, m) = folder();
+        let v = VerifiedFolders::default();
+        v.verify(&m, d.path()).unwrap();
+        // Same size, maybe the same clock tick: only hashing can tell, so it hashes.
+        std::fs::write(d.path().join("a.txt"), b"eno").unwrap();
+        assert!(v.verify(&m, d.path()).is_err());
+        assert_eq!(v.hashed(), 2);
+    }
 }

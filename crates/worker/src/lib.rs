@@ -132,6 +132,8 @@ pub(crate) struct Shared {
     pub judge: Arc<judge::Judge>,
     pub config: Config,
     pub observer: Option<Observer>,
+    /// The data folders that matched their manifests, so each is hashed once, not per job.
+    pub verified: store::manifest::VerifiedFolders,
 }
 
 impl Shared {
@@ -157,6 +159,7 @@ impl Pool {
             judge,
             config,
             observer,
+            verified: Default::default(),
         });
         let tasks = (0..shared.config.slots)
             .map(|slot| tokio::spawn(slot_loop(shared.clone(), slot, stop.subscribe())))

@@ -137,7 +137,7 @@ fn judge_one(
         Some(root) => root.join(&a.job.challenge),
         None => a.data_path.clone(),
     };
-    if let Err(e) = a.manifest.verify(&data) {
+    if let Err(e) = shared.verified.verify(&a.manifest, &data) {
         return RunEnd::Refused(match e {
             store::Error::DataChanged { .. } => ErrorReason::DataChanged {
                 message: e.to_string(),
