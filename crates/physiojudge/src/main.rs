@@ -99,7 +99,7 @@ fn init_logging(verbose: u8) {
 /// hold copies of hidden data and whatever the entry wrote) and the sandbox's cgroups
 /// made ahead, then exit with 128 + the signal. A thread of its own, woken through
 /// signal-hook's pipe, so nothing unsafe runs in the handler.
-fn stop_on_signals() {
+pub(crate) fn stop_on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
         return;
@@ -120,7 +120,10 @@ fn main() -> ExitCode {
     // clap exits with 2 on a usage error and 0 for --help/--version.
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    stop_on_signals();
+    // `sandbox run` starts the watcher itself, once its slot is started.
+    if !matches!(cli.command, Command::Sandbox(_)) {
+        stop_on_signals();
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = match cli.command {

@@ -137,6 +137,11 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         output_bytes: a.output_limit << 10,
         ..Limits::default()
     };
+    // The slot starts while this process has one thread, so that its spawner is a fork
+    // of this process rather than this binary executed again; then the signal watcher,
+    // a second thread, may start (`sandbox::start_slot`).
+    sandbox::start_slot(&cfg);
+    crate::stop_on_signals();
     let r = sandbox::run(&cfg);
     out.write_all(&r.stdout)?;
     std::io::stderr().write_all(&r.stderr)?;

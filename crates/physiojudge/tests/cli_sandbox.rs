@@ -154,24 +154,30 @@ fn a_runner_killed_with_sigkill_leaves_nothing_behind() {
     assert!(started, "the program and its daemon should be running");
     // The runner's spawner for the slot (which forks each run's program) and the slot's
     // init, a fork of the spawner. A one-shot runner makes no next program ahead, and the
-    // program itself is `sh` by now.
+    // program itself is `sh` by now. The spawner of a one-shot runner is a fork of it,
+    // not `physiojudge __sandbox-init` executed: both carry the runner's command line.
     let ps = Command::new("ps")
         .args(["-eo", "pid=,ppid=,args="])
         .output()
         .unwrap();
     let ps = String::from_utf8_lossy(&ps.stdout);
-    let children = |of: u32| -> Vec<u32> {
+    let children = |of: u32, args: &str| -> Vec<u32> {
         ps.lines()
             .filter_map(|l| {
                 let mut f = l.split_whitespace();
                 let (child, parent) = (f.next()?.parse().ok()?, f.next()?.parse::<u32>().ok()?);
-                (parent == of && l.contains("__sandbox-init")).then_some(child)
+                (parent == of && l.contains(args)).then_some(child)
             })
             .collect()
     };
-    let spawners = children(pid);
+    let spawners = children(pid, " sandbox run ");
     assert_eq!(spawners.len(), 1, "{ps}");
-    let forks = children(spawners[0]);
+    assert_eq!(
+        children(pid, "__sandbox-init"),
+        Vec::<u32>::new(),
+        "the spawner was executed: {ps}"
+    );
+    let forks = children(spawners[0], " sandbox run ");
     assert_eq!(forks.len(), 1, "{ps}");
     runner.kill().unwrap();
     runner.wait().unwrap();
@@ -238,4 +244,65 @@ fn runner_with_closed_standard_descriptors() {
     assert_eq!(lines, ["out"], "{text}");
     assert_eq!(record["verdict"], "runtime_error", "{record}");
     assert_eq!(record["exit_code"], 3);
+}
+
+/// The spawner of `sandbox run` is a fork of the runner, which holds the caller's
+/// environment and descriptors: none of it may reach the program. It sees its own three
+/// descriptors, the environment the sandbox gives it (not a variable the runner was
+/// started with), loopback only, and cannot read the slot's init (root, a fork of that
+/// spawner); a forbidden call ends the run.
+#[test]
+fn a_one_shot_program_gets_nothing_of_the_runner() {
+    if !root("a_one_shot_program_gets_nothing_of_the_runner") {
+        return;
+    }
+    let secret = format!("leak-{}", std::process::id());
+    // A descriptor the caller leaves open (not close-on-exec) for the runner to inherit.
+    let o = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(
+            r#"exec 7</etc/hostname; exec "$0" sandbox run --json -- /bin/sh -c '
+            ls /proc/self/fd | tr "\n" " "; echo
+            env | sort | tr "\n" " "; echo
+            cat /proc/1/environ >/dev/null 2>&1 && echo init-readable || echo init-closed
+            grep -c : /proc/net/dev'"#,
+        )
+        .arg(env!("CARGO_BIN_EXE_physiojudge"))
+        .env("PHYSIOJUDGE_TEST_SECRET", &secret)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    // `ls` itself opens the folder it lists: one more descriptor, 3.
+    assert_eq!(lines[0].trim(), "0 1 2 3", "{text}");
+    assert!(
+        !text.contains(&secret),
+        "the runner's environment leaked: {text}"
+    );
+    assert!(lines[1].contains("PATH="), "{text}");
+    assert_eq!(lines[2], "init-closed", "{text}");
+    // `lo` only (its line and the two header lines have no ':' but `lo`'s).
+    assert_eq!(lines[3], "1", "{text}");
+    let record: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(record["verdict"], "ok", "{record}");
+
+    // unshare(CLONE_NEWUSER) is refused by the seccomp filter: the run ends with it.
+    let o = physiojudge!(&[
+        "sandbox",
+        "run",
+        "--json",
+        "--",
+        "/usr/bin/unshare",
+        "--user",
+        "/bin/true",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let record: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(record["verdict"], "forbidden_syscall", "{text}");
 }

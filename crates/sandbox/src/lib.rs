@@ -35,4 +35,4 @@ pub fn slot_uid(slot: u32) -> u32 {
     run::BASE_ID + slot
 }
 
-pub use run::{Conversation, InitProgram, Run, RunConfig, run, run_serving};
+pub use run::{Conversation, InitProgram, Run, RunConfig, run, run_serving, start_slot};

@@ -110,6 +110,13 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> String {
 
 impl Spawner {
     fn start(init: &InitProgram, slot: &SlotSpec) -> Result<Spawner, String> {
+        // A one-shot run in a process that has no other thread yet forks its spawner
+        // rather than executing it: executing this (large) binary again costs about as
+        // much as the rest of a one-shot run's start. A fork of a single-threaded process
+        // may run any code, which is what the exec is for otherwise.
+        if slot.once && single_threaded() {
+            return Self::fork(slot);
+        }
         let (ours, theirs) = seqpacket_pair().map_err(|e| io_err("socketpair", e))?;
         let slot_json = serde_json::to_string(slot).map_err(|e| io_err("slot", e))?;
         let mut cmd = Command::new(&init.path);
@@ -155,6 +162,11 @@ impl Spawner {
             .map_err(|e| io_err("start", e))?
             .map_err(|e| io_err("start", e))?;
         drop(theirs);
+        Self::connected(ours, nix::unistd::Pid::from_raw(pid as i32))
+    }
+
+    /// The runner's end of a started spawner.
+    fn connected(ours: OwnedFd, pid: nix::unistd::Pid) -> Result<Spawner, String> {
         // A spawner that stops answering (stopped, or wedged in the kernel) must not hang
         // the runner: past this, it is taken for dead and replaced.
         nix::sys::socket::setsockopt(
@@ -163,10 +175,57 @@ impl Spawner {
             &nix::sys::time::TimeVal::new(REPLY_TIMEOUT_S, 0),
         )
         .map_err(|e| io_err("setsockopt", e))?;
-        Ok(Spawner {
-            sock: ours,
-            pid: nix::unistd::Pid::from_raw(pid as i32),
-        })
+        Ok(Spawner { sock: ours, pid })
+    }
+
+    /// Starts the spawner as a fork of this process, which must have one thread (the
+    /// caller checked): the child is then the spawner as [`serve`] makes it after an
+    /// exec, with the same descriptors (the socket on [`SOCKET_FD`], stdin and stdout on
+    /// `/dev/null`, stderr shared), the same death signal and no environment read.
+    fn fork(slot: &SlotSpec) -> Result<Spawner, String> {
+        let (ours, theirs) = seqpacket_pair().map_err(|e| io_err("socketpair", e))?;
+        let null = nix::fcntl::open(
+            "/dev/null",
+            nix::fcntl::OFlag::O_RDWR | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| io_err("/dev/null", e))?;
+        let parent = nix::unistd::getpid();
+        // SAFETY: the process has one thread (checked by the caller just before), so the
+        // child may run any code: no lock can be held by a thread that is not there.
+        #[allow(unsafe_code)]
+        match unsafe { nix::unistd::fork() } {
+            Ok(nix::unistd::ForkResult::Child) => {
+                drop(ours);
+                // SAFETY: prctl and dup2 on descriptors this process owns.
+                #[allow(unsafe_code)]
+                let ok = unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == 0
+                        && libc::dup2(theirs.as_raw_fd(), SOCKET_FD) == SOCKET_FD
+                        && libc::dup2(null.as_raw_fd(), 0) == 0
+                        && libc::dup2(null.as_raw_fd(), 1) == 1
+                };
+                // The runner may have died before the death signal was set.
+                if !ok || nix::unistd::getppid() != parent {
+                    // SAFETY: leaves at once, running nothing of the runner's.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        libc::_exit(1)
+                    }
+                }
+                serve_slot(Ok(slot.clone()))
+            }
+            Ok(nix::unistd::ForkResult::Parent { child }) => {
+                drop(theirs);
+                // Reaped by a thread of its own, as a spawner that was executed is: the
+                // runner may start threads now.
+                let _ = std::thread::Builder::new()
+                    .name("sandbox-spawner".into())
+                    .spawn(move || waitpid(child, None));
+                Self::connected(ours, child)
+            }
+            Err(e) => Err(io_err("fork", e)),
+        }
     }
 
     /// `Err(Refusal)`: the spawner refused the run (it stays usable); `Err(Gone)`: it has
@@ -202,6 +261,17 @@ impl Spawner {
             )))
         }
     }
+}
+
+/// This process has one thread (`/proc/self/stat`; false when it cannot tell).
+fn single_threaded() -> bool {
+    std::fs::read_to_string("/proc/self/stat").is_ok_and(|stat| {
+        // The command's name, in parentheses, may hold spaces: fields count from the
+        // last ')'. The number of threads is field 20, the 18th after it.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(17))
+            .is_some_and(|n| n == "1")
+    })
 }
 
 /// Why a request to a spawner did not start a run.
@@ -305,9 +375,18 @@ pub fn with_slot<R>(
     })
 }
 
-/// The spawner's side: set up the slot, then serve requests on [`SOCKET_FD`] until the
-/// runner goes away.
+/// The spawner's side, executed: set up the slot its environment describes, then serve
+/// requests on [`SOCKET_FD`] until the runner goes away.
 pub fn serve() -> ! {
+    let spec = std::env::var(SPAWNER_ENV)
+        .map_err(|e| e.to_string())
+        .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
+        .map_err(|e| format!("the slot's description: {e}"));
+    serve_slot(spec)
+}
+
+/// The spawner's side, executed ([`serve`]) or forked ([`Spawner::fork`]).
+fn serve_slot(spec: Result<SlotSpec, String>) -> ! {
     // SAFETY: descriptor 3 is the socket the runner set up for this process.
     #[allow(unsafe_code)]
     let sock = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
@@ -329,7 +408,7 @@ pub fn serve() -> ! {
             .map(std::mem::forget::<OwnedFd>);
         }
     }
-    let mut slot = match setup() {
+    let mut slot = match spec.and_then(setup) {
         Ok(slot) => Ok(slot),
         Err(e) => Err(format!("the sandbox could not be set up: {e}")),
     };
@@ -413,11 +492,7 @@ struct Ready {
 /// process then lives in too. The network namespace is only this process's own (each
 /// run's program makes one of its own while it gets ready, [`crate::init::standby`]):
 /// nothing of the slot is on the host's network.
-fn setup() -> Result<Ready, String> {
-    let spec: SlotSpec = std::env::var(SPAWNER_ENV)
-        .map_err(|e| e.to_string())
-        .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
-        .map_err(|e| format!("the slot's description: {e}"))?;
+fn setup(spec: SlotSpec) -> Result<Ready, String> {
     let filters = crate::seccomp::filters().map_err(|e| format!("seccomp: {e}"))?;
     // The pivot into the slot's root moves the working directory of every process whose
     // directory is the old root: this one's must be, or it would keep the host's tree.
