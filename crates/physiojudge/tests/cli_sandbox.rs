@@ -265,7 +265,8 @@ fn a_one_shot_program_gets_nothing_of_the_runner() {
             ls /proc/self/fd | tr "\n" " "; echo
             env | sort | tr "\n" " "; echo
             cat /proc/1/environ >/dev/null 2>&1 && echo init-readable || echo init-closed
-            grep -c : /proc/net/dev'"#,
+            grep -c : /proc/net/dev
+            grep -cE ":(memory|pids|cpuacct|freezer):/physiojudge/slot" /proc/self/cgroup'"#,
         )
         .arg(env!("CARGO_BIN_EXE_physiojudge"))
         .env("PHYSIOJUDGE_TEST_SECRET", &secret)
@@ -289,6 +290,20 @@ fn a_one_shot_program_gets_nothing_of_the_runner() {
     assert_eq!(lines[2], "init-closed", "{text}");
     // `lo` only (its line and the two header lines have no ':' but `lo`'s).
     assert_eq!(lines[3], "1", "{text}");
+    // On a host with the cpuacct and freezer v1 controllers (this project's machines),
+    // a one-shot run joins four v1 hierarchies, through `tasks`, as its only thread.
+    let v1 = |c: &str| {
+        std::path::Path::new("/sys/fs/cgroup")
+            .join(c)
+            .join("tasks")
+            .is_file()
+    };
+    if ["memory", "pids", "cpuacct", "freezer"]
+        .iter()
+        .all(|c| v1(c))
+    {
+        assert_eq!(lines[4], "4", "{text}");
+    }
     let record: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(record["verdict"], "ok", "{record}");
 

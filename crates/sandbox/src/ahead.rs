@@ -1,6 +1,6 @@
 //! Cgroups made ahead and removed behind. Every run gets a cgroup of its own (so that its
 //! accounting starts from nothing: no CPU time, peak memory or page cache of an earlier
-//! run), but making one, limiting it, opening its `cgroup.procs` files and removing it
+//! run), but making one, limiting it, opening the files a program joins it by and removing it
 //! again is ~0.5 ms of file system work on v1, which need not wait on the run. One
 //! janitor thread per process removes each used cgroup after its run and readies the
 //! next run's for that slot, with the limits the last run had (the usual case: a judge
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::cgroup::{Cgroup, CgroupError, CgroupLimits, Layout};
 
-/// A run's cgroup, limited, with its `cgroup.procs` files open for writing (one per
+/// A run's cgroup, limited, with the files a program joins it by open for writing (one per
 /// hierarchy, in [`Cgroup::dirs`] order).
 pub(crate) struct Ready {
     pub cgroup: Cgroup,
@@ -32,7 +32,7 @@ impl Ready {
     fn make(layout: &Layout, slot: u32, limits: CgroupLimits) -> Result<Ready, CgroupError> {
         let cgroup = layout.make(&name(slot))?;
         cgroup.limit(limits)?;
-        let procs = cgroup.open_procs()?;
+        let procs = cgroup.open_joins()?;
         Ok(Ready {
             cgroup,
             procs,

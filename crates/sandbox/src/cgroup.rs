@@ -139,8 +139,24 @@ fn v2_has_controllers(dir: &Path) -> bool {
 
 impl Layout {
     /// Finds the layout under `base` (normally `/sys/fs/cgroup`): v2 where it has the
-    /// controllers, else v1.
+    /// controllers, else v1 (with a controller-less cgroup2 mount where there is one).
     pub fn detect(base: &Path) -> Result<Layout, CgroupError> {
+        Self::detect_preferring(base, true)
+    }
+
+    /// The layout of a one-shot run (`RunConfig::once`): as [`Layout::detect`], except
+    /// that a v1 layout takes the cpuacct and freezer controllers over a controller-less
+    /// cgroup2 mount where the host has both. Every hierarchy is then v1, which a
+    /// single-threaded process joins through `tasks` without the lock every fork takes
+    /// ([`Cgroup::open_joins`]); a move into a v2 cgroup takes that lock, and on a host
+    /// without `favordynmods` the first move after a quiet spell waits for an RCU grace
+    /// period (10–20 ms on a loaded VM), which a one-shot run would always pay. What a v1
+    /// layout loses by it, `cgroup.kill`, the freezer stands in for.
+    pub fn detect_for_one_shot(base: &Path) -> Result<Layout, CgroupError> {
+        Self::detect_preferring(base, false)
+    }
+
+    fn detect_preferring(base: &Path, prefer_unified: bool) -> Result<Layout, CgroupError> {
         for root in [base.to_path_buf(), base.join("unified")] {
             if v2_has_controllers(&root) {
                 return Ok(Layout::V2 { root });
@@ -156,22 +172,36 @@ impl Layout {
         }
         let unified = base.join("unified");
         // The root of a cgroup2 hierarchy has no cgroup.kill, its children do.
-        let control = if unified.join("cgroup.procs").is_file()
-            && unified.join("cpu.stat").is_file()
-        {
-            V1Control::Unified(unified)
-        } else if cpuacct.join("cpuacct.usage").is_file() {
-            let freezer = Some(base.join("freezer"))
-                .filter(|f| f.join("freezer.state").exists() || f.join("cgroup.procs").is_file());
-            V1Control::Cpuacct { cpuacct, freezer }
-        } else {
-            return Err(CgroupError::NoLayout(base.to_path_buf()));
+        let unified = Some(unified)
+            .filter(|u| u.join("cgroup.procs").is_file() && u.join("cpu.stat").is_file());
+        let freezer = Some(base.join("freezer"))
+            .filter(|f| f.join("freezer.state").exists() || f.join("cgroup.procs").is_file());
+        let cpuacct = Some(cpuacct).filter(|c| c.join("cpuacct.usage").is_file());
+        let control = match (unified, cpuacct) {
+            (Some(u), _) if prefer_unified => V1Control::Unified(u),
+            // Without the freezer, `cgroup.kill` is the better way to end a run.
+            (Some(u), Some(_)) if freezer.is_none() => V1Control::Unified(u),
+            (_, Some(cpuacct)) => V1Control::Cpuacct { cpuacct, freezer },
+            (Some(u), None) => V1Control::Unified(u),
+            (None, None) => return Err(CgroupError::NoLayout(base.to_path_buf())),
         };
         Ok(Layout::V1 {
             memory,
             pids,
             control,
         })
+    }
+
+    /// The directory in a cgroup2 hierarchy, if the layout has one.
+    pub fn v2_dir(&self) -> Option<&Path> {
+        match self {
+            Layout::V2 { root } => Some(root),
+            Layout::V1 {
+                control: V1Control::Unified(u),
+                ..
+            } => Some(u),
+            Layout::V1 { .. } => None,
+        }
     }
 
     /// Every directory (one per hierarchy).
@@ -407,18 +437,28 @@ impl Cgroup {
         self.dirs.all()
     }
 
-    /// Each directory's `cgroup.procs`, open for writing: a process that writes a pid (or
-    /// `0`, itself) into each joins the cgroup.
-    pub fn open_procs(&self) -> Result<Vec<std::os::fd::OwnedFd>, CgroupError> {
+    /// The file of each directory that a single-threaded process writes `0` into to join
+    /// the cgroup, open for writing: `tasks` in a v1 hierarchy, `cgroup.procs` in a v2
+    /// one. `tasks` moves the writing thread alone, which the kernel does without taking
+    /// the lock every fork takes (a process, moved through `cgroup.procs`, needs it: on a
+    /// host without `favordynmods`, the first such move after a quiet spell waits for an
+    /// RCU grace period). The thread is the whole process here: the program joins before
+    /// it executes anything, with one thread.
+    pub fn open_joins(&self) -> Result<Vec<std::os::fd::OwnedFd>, CgroupError> {
+        let v2 = self.dirs.v2_dir();
         self.dirs()
             .iter()
             .map(|d| {
-                let procs = d.join("cgroup.procs");
+                let file = d.join(if Some(*d) == v2 {
+                    "cgroup.procs"
+                } else {
+                    "tasks"
+                });
                 std::fs::OpenOptions::new()
                     .write(true)
-                    .open(&procs)
+                    .open(&file)
                     .map(std::os::fd::OwnedFd::from)
-                    .map_err(io(&procs))
+                    .map_err(io(&file))
             })
             .collect()
     }
@@ -786,6 +826,51 @@ mod tests {
             Layout::detect(t.path()),
             Err(CgroupError::NoLayout(_))
         ));
+    }
+
+    /// A one-shot run takes cpuacct and the freezer over the controller-less cgroup2
+    /// mount, so that it joins v1 hierarchies only, each through `tasks`; without the
+    /// freezer it keeps the cgroup2 mount (for `cgroup.kill`), joined through
+    /// `cgroup.procs`.
+    #[test]
+    fn a_one_shot_layout_on_a_hybrid_tree_is_all_v1_joined_through_tasks() {
+        let t = fake_v1(&[
+            ("cpuacct", "cpuacct.usage"),
+            ("freezer", "cgroup.procs"),
+            ("unified", "cgroup.procs"),
+            ("unified", "cpu.stat"),
+        ]);
+        let b = t.path();
+        let layout = Layout::detect_for_one_shot(b).unwrap();
+        assert_eq!(layout.v2_dir(), None);
+        assert_eq!(
+            Layout::detect(b).unwrap().v2_dir(),
+            Some(&*b.join("unified"))
+        );
+        let cg = layout.make("run4").unwrap();
+        let want =
+            ["memory", "pids", "cpuacct", "freezer"].map(|h| b.join(h).join("physiojudge/run4"));
+        let dirs: Vec<PathBuf> = cg.dirs().iter().map(|d| d.to_path_buf()).collect();
+        assert_eq!(dirs, want);
+        for d in &want {
+            std::fs::write(d.join("tasks"), "").unwrap();
+        }
+        assert_eq!(cg.open_joins().unwrap().len(), 4);
+
+        std::fs::remove_dir_all(b.join("freezer")).unwrap();
+        let layout = Layout::detect_for_one_shot(b).unwrap();
+        assert_eq!(layout.v2_dir(), Some(&*b.join("unified")));
+        let cg = layout.make("run5").unwrap();
+        // The cgroup2 directory is joined through `cgroup.procs`, not `tasks`: only the
+        // v1 ones have `tasks` here, so opening fails on the one that is missing.
+        for h in ["memory", "pids"] {
+            std::fs::write(b.join(h).join("physiojudge/run5/tasks"), "").unwrap();
+        }
+        let err = cg.open_joins().unwrap_err().to_string();
+        assert!(
+            err.contains("unified/physiojudge/run5/cgroup.procs"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub(crate) fn slot_init(slot: &SlotSpec, alive: OwnedFd, ready: OwnedFd) -> ! {
 /// (of `tmp_bytes`) and `/dev/shm` there and installs the seccomp filters, then says
 /// it is ready on `sock`, handing over its mount namespace. The spawner attaches the
 /// run's binds into that namespace and sends the run: its request, its stdin, stdout,
-/// stderr and status descriptors and the `cgroup.procs` of its cgroups. The process then
+/// stderr and status descriptors and the files it joins its cgroups by. The process then
 /// takes the descriptors, joins the cgroups, sets its limits, drops its privileges and
 /// `exec`s. Never returns.
 ///
@@ -182,7 +182,8 @@ pub(crate) fn standby(
     };
     let spec = &request.spec;
     // First, so that the rest of its start is the run's, as the program's is: "0" is
-    // the writing process. Without its cgroups nothing of the program may run.
+    // the writing thread (v1 `tasks`) or process (`cgroup.procs`), the same here: this
+    // process has one thread. Without its cgroups nothing of the program may run.
     for procs in cgroups {
         if let Err(e) = nix::unistd::write(&procs, b"0") {
             fail(format!("joining the run's cgroup: {e}"));

@@ -206,17 +206,25 @@ enum Stop {
 
 /// The cgroup layout under `base`, found once per process (the hierarchies a host mounts
 /// do not change under a running judge).
-fn layout(base: &std::path::Path) -> Result<Layout, String> {
-    static LAYOUTS: OnceLock<Mutex<HashMap<PathBuf, Layout>>> = OnceLock::new();
+/// A one-shot run's may differ (`Layout::detect_for_one_shot`).
+fn layout(base: &std::path::Path, once: bool) -> Result<Layout, String> {
+    type Layouts = Mutex<HashMap<(PathBuf, bool), Layout>>;
+    static LAYOUTS: OnceLock<Layouts> = OnceLock::new();
     let mut known = LAYOUTS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(l) = known.get(base) {
+    let key = (base.to_path_buf(), once);
+    if let Some(l) = known.get(&key) {
         return Ok(l.clone());
     }
-    let l = Layout::detect(base).map_err(|e| e.to_string())?;
-    known.insert(base.to_path_buf(), l.clone());
+    let l = if once {
+        Layout::detect_for_one_shot(base)
+    } else {
+        Layout::detect(base)
+    }
+    .map_err(|e| e.to_string())?;
+    known.insert(key, l.clone());
     Ok(l)
 }
 
@@ -286,15 +294,16 @@ fn run_in_slot<T: Send>(
     served: &mut Option<T>,
 ) -> Result<Run, String> {
     let id = BASE_ID + cfg.slot;
-    let layout = layout(&cfg.cgroup_base)?;
+    let layout = layout(&cfg.cgroup_base, cfg.once)?;
     // A slot's first run starts its spawner now: executing it and building the slot's
     // root then overlap with the cgroup and binds made below. First of all, so that a
     // one-shot run's process still has one thread and can fork it (`spawner::Spawner`).
     spawner.start();
-    if cfg.once {
-        // The program's move into its cgroup would wait for an RCU grace period on a
+    if cfg.once && layout.v2_dir().is_some() {
+        // The program's move into a v2 cgroup would wait for an RCU grace period on a
         // host without `favordynmods`: started now, the wait overlaps starting the slot.
-        // Nothing depends on it (a failure only leaves the wait where it was).
+        // Nothing depends on it (a failure only leaves the wait where it was). A move
+        // into v1 cgroups only does not wait (`Cgroup::open_joins`).
         let layout = layout.clone();
         let _ = std::thread::Builder::new()
             .name("sandbox-prime".into())
