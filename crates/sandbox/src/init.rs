@@ -214,7 +214,7 @@ pub(crate) enum Net<'a> {
     Enter(Option<crate::netns::Namespace>, &'a std::hash::RandomState),
     /// The one it was forked in, the spawner's, new and never used by a run: only for
     /// the one program of a one-shot slot ([`crate::netns::keep`]).
-    Keep(&'a std::hash::RandomState),
+    Keep,
 }
 
 /// Why a program was not executed.
@@ -275,7 +275,7 @@ fn prepare(
         .map_err(|e| format!("unshare: {e}"))?;
     let net = match net {
         Net::Enter(previous, keys) => crate::netns::enter(previous, keys)?,
-        Net::Keep(keys) => crate::netns::keep(keys)?,
+        Net::Keep => crate::netns::keep()?,
     };
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(

@@ -637,7 +637,7 @@ impl Standby {
                 let _ = nix::unistd::close(runner.as_raw_fd());
                 drop(ours);
                 let net = if first && slot.spec.once {
-                    crate::init::Net::Keep(&slot.net_keys)
+                    crate::init::Net::Keep
                 } else {
                     crate::init::Net::Enter(net, &slot.net_keys)
                 };
