@@ -441,7 +441,16 @@ fn run_in_slot<T: Send>(
             )
         }
     })
-    .and_then(|(streams, stop, ended)| finish(cfg, &layout, ready, streams, stop, ended, start))
+    .and_then(|(streams, stop, ended)| {
+        // A one-shot slot serves no other run: its spawner (and with it the slot's init
+        // and namespaces) goes now rather than when this process exits, so that its end
+        // overlaps the run's accounts. Its end is part of the caller's wait when they
+        // share an output pipe, which they hold until they are gone.
+        if cfg.once {
+            spawner.discard();
+        }
+        finish(cfg, &layout, ready, streams, stop, ended, start)
+    })
 }
 
 /// What following a run saw: its three streams, why the runner stopped it (if it did),
