@@ -50,7 +50,7 @@ async fn an_extension_lets_one_team_upload_after_the_close(t: &TestStore) {
         Some(ext.clone())
     );
     assert_eq!(t.extension(f.phase.id, a.id).await.unwrap(), None);
-    assert_eq!(t.extensions(f.phase.id).await.unwrap(), [ext.clone()]);
+    assert_eq!(t.extensions(f.phase.id).await.unwrap(), std::slice::from_ref(&ext));
 
     t.clock.set(f.phase.closes + Duration::hours(1));
     // a: the phase's close.
