@@ -30,6 +30,12 @@ fn reason_checked(reason: &str) -> Result<String, Error> {
             problem: format!("longer than {MAX_REASON_CHARS} characters"),
         });
     }
+    if r.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(Error::Invalid {
+            field: "reason",
+            problem: "has a control character other than a line break or a tab".to_owned(),
+        });
+    }
     Ok(r.to_owned())
 }
 

@@ -50,7 +50,10 @@ async fn an_extension_lets_one_team_upload_after_the_close(t: &TestStore) {
         Some(ext.clone())
     );
     assert_eq!(t.extension(f.phase.id, a.id).await.unwrap(), None);
-    assert_eq!(t.extensions(f.phase.id).await.unwrap(), std::slice::from_ref(&ext));
+    assert_eq!(
+        t.extensions(f.phase.id).await.unwrap(),
+        std::slice::from_ref(&ext)
+    );
 
     t.clock.set(f.phase.closes + Duration::hours(1));
     // a: the phase's close.
@@ -424,4 +427,33 @@ async fn team_rule_histories_are_append_only(t: &TestStore) {
     }
     assert!(t.extension(f.phase.id, a.id).await.unwrap().is_some());
     assert!(t.quota_override(f.phase.id, a.id).await.unwrap().is_some());
+}
+
+/// Migration 0006 on records stored before it: teams are not baselines, and a team's
+/// quota and close are the phase's.
+mod migration_0006 {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sqlite() {
+        teams_before_it_have_no_rules(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres() {
+        teams_before_it_have_no_rules(Backend::Postgres).await;
+    }
+}
+
+async fn teams_before_it_have_no_rules(backend: Backend) {
+    let t = TestStore::at(backend, Some(5)).await;
+    let f = fixture(&t, Quota::default(), Rule::Best).await;
+    let s = super::rules::old_submission(&t, &f).await;
+    crate::migrate(&t.store.db, None).await.unwrap();
+    let team = t.team(s.team).await.unwrap();
+    assert!(!team.baseline && !team.hidden);
+    assert_eq!(t.extension(f.phase.id, s.team).await.unwrap(), None);
+    let q = t.quota(f.phase.id, s.team).await.unwrap();
+    assert!(!q.overridden);
+    assert_eq!(q.used_total, 1);
 }
