@@ -988,13 +988,19 @@ fn team_rules_section(ctx: &Ctx, all: &[TeamRules]) -> maud::Markup {
                             button type="submit" { "Set the team's quota" }
                         }
                     }
-                    form.inline method="post" action="/organiser/baseline" {
+                    // A stack, not an inline form: a select as wide as the longest team
+                    // name must shrink to a narrow screen, which only the stack lets it.
+                    form.stack method="post" action="/organiser/baseline" {
                         (csrf(ctx))
                         input type="hidden" name="challenge" value=(r.challenge);
-                        label for={"b-team-" (r.challenge)} { "Baseline team" }
+                        h4 { "Baseline teams" }
+                        label for={"b-team-" (r.challenge)} { "Team" }
                         select id={"b-team-" (r.challenge)} name="team" { @for t in &r.teams { option value=(t.id) { (t.name) @if t.baseline { " (baseline)" } } } }
-                        button type="submit" name="baseline" value="true" { "Mark as baseline" }
-                        button type="submit" name="baseline" value="false" { "Unmark" }
+                        div.buttons {
+                            button type="submit" name="baseline" value="true" { "Mark as baseline" }
+                            " "
+                            button type="submit" name="baseline" value="false" { "Unmark" }
+                        }
                     }
                     @let marked: Vec<&str> = r.teams.iter().filter(|t| t.baseline).map(|t| t.name.as_str()).collect();
                     @if !marked.is_empty() { p { "Baselines: " (marked.join(", ")) } }
