@@ -111,11 +111,13 @@ impl From<store::Error> for ApiError {
                 ref phase,
                 opens,
                 closes,
+                extended,
                 at,
             } => ApiError::conflict("phase_closed", e.to_string())
                 .with("phase", phase)
                 .with("opens", opens)
                 .with("closes", closes)
+                .with("extended", extended)
                 .with("at", at),
             E::AlreadyInTeam { .. } => ApiError::conflict("already_in_team", e.to_string()),
             E::NotMember { .. } => {

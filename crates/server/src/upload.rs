@@ -108,8 +108,9 @@ fn invalid_entry(message: impl Into<String>) -> ApiError {
         (status = 403, body = ErrorBody, description = "the caller is in no team of it"),
         (status = 404, body = ErrorBody, description = "no such challenge or phase"),
         (status = 409, body = ErrorBody,
-            description = "the phase is closed (`opens`, `closes`) or the quota spent \
-                (`quota`, `next_slot_at`)"),
+            description = "the phase is closed (`opens`, `closes`: the team's own close \
+                when it has an extension, `extended`) or the quota spent (`quota`, \
+                `next_slot_at`)"),
         (status = 413, body = ErrorBody, description = "larger than the server takes"),
         (status = 422, body = ErrorBody,
             description = "the judge would refuse the archive: the reason; not charged"),
@@ -127,15 +128,8 @@ pub(crate) async fn upload(
     let team = team_of(&app, &user, &id).await?;
     let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
     let now = app.store.now();
-    if now < phase.opens || now >= phase.closes {
-        return Err(store::Error::PhaseClosed {
-            phase: phase.name,
-            opens: phase.opens,
-            closes: phase.closes,
-            at: now,
-        }
-        .into());
-    }
+    let extension = app.store.extension(phase.id, team.id).await?;
+    phase.check_open(extension.as_ref(), now)?;
     let quota = app.store.quota(phase.id, team.id).await?;
     if !quota.spent.is_empty() {
         return Err(store::Error::QuotaSpent(Box::new(quota)).into());

@@ -79,8 +79,12 @@ pub struct ErrorDetail {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opens: Option<DateTime<Utc>>,
+    /// For `phase_closed`: the caller's team's own close when it has an extension
+    /// (`extended` true), else the phase's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closes: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,9 +177,11 @@ pub struct TeamView {
     pub id: Uuid,
     pub challenge: String,
     pub name: String,
-    /// Left off leaderboards (organisers' teams).
+    /// Left off leaderboards (organisers' teams, unless marked baseline).
     pub hidden: bool,
     pub disqualified: bool,
+    /// A reference entry of the organisers': shown on leaderboards with a badge.
+    pub baseline: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub members: Vec<UserView>,
@@ -189,6 +195,7 @@ impl TeamView {
             name: t.name.clone(),
             hidden: t.hidden,
             disqualified: t.disqualified,
+            baseline: t.baseline,
             reason: t.reason.clone(),
             members: members.iter().map(UserView::from).collect(),
         }
@@ -352,8 +359,13 @@ pub struct PhaseView {
     pub scored_split: SplitName,
     pub show_exam: bool,
     pub rule: RuleName,
-    /// Whether it accepts submissions now.
+    /// Whether it accepts submissions now (from the caller's team, when it has an
+    /// extension).
     pub open: bool,
+    /// The caller's team's own close of the phase, when an organiser granted it an
+    /// extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_closes: Option<DateTime<Utc>>,
 }
 
 impl PhaseView {
@@ -370,7 +382,22 @@ impl PhaseView {
             show_exam: p.show_exam,
             rule: p.rule.into(),
             open: p.opens <= now && now < p.closes,
+            team_closes: None,
         }
+    }
+
+    /// The phase as a team with this extension sees it.
+    pub fn for_team(
+        p: &store::Phase,
+        extension: Option<&store::Extension>,
+        now: DateTime<Utc>,
+    ) -> PhaseView {
+        let mut v = PhaseView::new(p, now);
+        if let Some(e) = extension {
+            v.team_closes = Some(p.closes_for(Some(e)));
+            v.open = p.check_open(Some(e), now).is_ok();
+        }
+        v
     }
 }
 
@@ -404,7 +431,16 @@ pub struct QuotaView {
     pub used_today: u32,
     /// The limits spent now (empty: an upload would be accepted).
     pub spent: Vec<QuotaLimitName>,
+    /// The limits in force: the phase's, with the team's own in place of some when
+    /// an organiser overrode them (`overridden`).
     pub limits: QuotaLimits,
+    pub overridden: bool,
+    /// When the phase closes for the team: its extension's close (`extended`), else
+    /// the phase's (absent inside an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub extended: bool,
     /// The time these figures are for.
     pub at: DateTime<Utc>,
 }
@@ -430,6 +466,9 @@ impl QuotaView {
                 })
                 .collect(),
             limits: s.quota.into(),
+            overridden: s.overridden,
+            closes: None,
+            extended: false,
             at: s.at,
         }
     }
@@ -662,6 +701,10 @@ pub struct LeaderboardRowView {
     pub submitted_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// The team is a baseline (a reference entry of the organisers'), shown with a
+    /// badge.
+    #[serde(default)]
+    pub baseline: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -863,4 +906,155 @@ impl RescoreView {
                 .collect(),
         }
     }
+}
+
+// ---- per-team rules ----
+
+/// A team's own close of a phase (`PUT …/extensions/{team}`).
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionRequest {
+    /// Later than the phase's close, and no later than its selection deadline.
+    pub closes: DateTime<Utc>,
+    /// Why the team gets it (kept with who and when).
+    #[schema(min_length = 1, max_length = 1000)]
+    pub reason: String,
+}
+
+/// One change of a team's extension: `closes` null is a revocation.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ExtensionChangeView {
+    pub seq: u32,
+    pub closes: Option<DateTime<Utc>>,
+    pub reason: Option<String>,
+    /// The organiser who made the change.
+    pub set_by: Option<Uuid>,
+    pub set_at: DateTime<Utc>,
+}
+
+/// A team's extension of a phase in force, with every change of it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ExtensionView {
+    pub phase: String,
+    pub team: String,
+    pub team_id: Uuid,
+    /// The team's own close.
+    pub closes: DateTime<Utc>,
+    /// The phase's close, which every other team keeps.
+    pub phase_closes: DateTime<Utc>,
+    pub reason: String,
+    pub set_by: Option<Uuid>,
+    pub set_at: DateTime<Utc>,
+    /// Every change, oldest first.
+    pub history: Vec<ExtensionChangeView>,
+}
+
+impl ExtensionView {
+    pub fn new(
+        phase: &store::Phase,
+        team: &store::Team,
+        e: &store::Extension,
+        history: &[store::RuleChange<store::Extension>],
+    ) -> ExtensionView {
+        ExtensionView {
+            phase: phase.name.clone(),
+            team: team.name.clone(),
+            team_id: team.id.0,
+            closes: e.closes,
+            phase_closes: phase.closes,
+            reason: e.reason.clone(),
+            set_by: e.set_by.map(|u| u.0),
+            set_at: e.set_at,
+            history: history
+                .iter()
+                .map(|c| ExtensionChangeView {
+                    seq: c.seq,
+                    closes: c.value.as_ref().map(|v| v.closes),
+                    reason: c.reason.clone(),
+                    set_by: c.set_by.map(|u| u.0),
+                    set_at: c.set_at,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A team's own quota for a phase (`PUT …/quotas/{team}`): each limit given replaces
+/// the phase's (higher or lower); those absent stay the phase's. At least one.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaOverrideRequest {
+    #[serde(default)]
+    pub total: Option<u32>,
+    #[serde(default)]
+    pub per_day: Option<u32>,
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
+    /// Why the team gets it (kept with who and when).
+    #[schema(min_length = 1, max_length = 1000)]
+    pub reason: String,
+}
+
+/// One change of a team's quota override: `limits` null is a removal.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct QuotaOverrideChangeView {
+    pub seq: u32,
+    pub limits: Option<QuotaLimits>,
+    pub reason: Option<String>,
+    pub set_by: Option<Uuid>,
+    pub set_at: DateTime<Utc>,
+}
+
+/// A team's quota override of a phase in force, with every change of it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct QuotaOverrideView {
+    pub phase: String,
+    pub team: String,
+    pub team_id: Uuid,
+    /// The limits the override sets (null: the phase's own).
+    pub limits: QuotaLimits,
+    /// The limits in force for the team: the phase's with the override's in place.
+    pub effective: QuotaLimits,
+    pub reason: String,
+    pub set_by: Option<Uuid>,
+    pub set_at: DateTime<Utc>,
+    /// Every change, oldest first.
+    pub history: Vec<QuotaOverrideChangeView>,
+}
+
+impl QuotaOverrideView {
+    pub fn new(
+        phase: &store::Phase,
+        team: &store::Team,
+        o: &store::QuotaOverride,
+        history: &[store::RuleChange<store::QuotaOverride>],
+    ) -> QuotaOverrideView {
+        QuotaOverrideView {
+            phase: phase.name.clone(),
+            team: team.name.clone(),
+            team_id: team.id.0,
+            limits: o.limits.into(),
+            effective: o.apply(phase.quota).into(),
+            reason: o.reason.clone(),
+            set_by: o.set_by.map(|u| u.0),
+            set_at: o.set_at,
+            history: history
+                .iter()
+                .map(|c| QuotaOverrideChangeView {
+                    seq: c.seq,
+                    limits: c.value.as_ref().map(|v| v.limits.into()),
+                    reason: c.reason.clone(),
+                    set_by: c.set_by.map(|u| u.0),
+                    set_at: c.set_at,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Marks a team as a baseline or not (`PUT /api/v1/teams/{id}/baseline`).
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineRequest {
+    pub baseline: bool,
 }

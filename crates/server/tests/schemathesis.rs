@@ -52,7 +52,7 @@ async fn schemathesis_finds_no_5xx_and_no_schema_violation() {
             r#"
 [[operations]]
 include-path-regex = "^/api/v1/challenges/"
-parameters = {{ "path.id" = "cinc2017", "query.phase" = "official" }}
+parameters = {{ "path.id" = "cinc2017", "query.phase" = "official", "path.phase" = "official", "path.team" = "{team}" }}
 
 [[operations]]
 include-path-regex = "^/api/v1/submissions/"

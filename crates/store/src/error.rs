@@ -57,12 +57,16 @@ pub enum Error {
     #[error("quota spent: {}", .0.describe())]
     QuotaSpent(Box<QuotaStatus>),
 
-    /// The phase does not accept submissions at this time.
-    #[error("phase {phase:?} accepts submissions from {opens} until {closes}; it is {at}")]
+    /// The phase does not accept submissions (of this team) at this time. `closes` is
+    /// the team's own close when it has an extension (`extended`).
+    #[error("phase {phase:?} accepts submissions{} from {opens} until {closes}; it is {at}",
+        if *.extended { " of your team (extended)" } else { "" })]
     PhaseClosed {
         phase: String,
         opens: chrono::DateTime<chrono::Utc>,
         closes: chrono::DateTime<chrono::Utc>,
+        /// `closes` is the team's extension, not the phase's.
+        extended: bool,
         at: chrono::DateTime<chrono::Utc>,
     },
 

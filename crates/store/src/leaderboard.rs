@@ -10,10 +10,11 @@ use crate::{
 /// The scored submissions of a phase with their live result and its first ranking
 /// number on the phase's scored split (a result without figures of that split is not
 /// a candidate), signed so that larger is better (`goodness`), teams hidden or disqualified
-/// left out, and only results made under the challenge's current definition and data
+/// left out (a baseline team is shown unless hidden, with its `baseline` mark), and only results made under the challenge's current definition and data
 /// manifest and (when the store has one) the current scorer version (`$2`): a leaderboard
 /// never mixes scores of different rules.
 const CANDIDATES: &str = "SELECT s.id AS submission_id, s.team_id, t.name AS team_name, \
+                          t.baseline, \
                           s.received_at, s.method_name, s.selected, r.id AS result_id, \
                           r.run_time_s, \
                           CASE WHEN f.better = 'lower' THEN -f.value ELSE f.value END AS goodness \
@@ -104,8 +105,8 @@ pub(crate) async fn ranked_in(
         "WITH cand AS ({CANDIDATES}), \
          picked AS (SELECT cand.*, ROW_NUMBER() OVER \
          (PARTITION BY team_id ORDER BY {pick}) AS pick FROM cand), \
-         ranked AS (SELECT submission_id, team_id, team_name, received_at, method_name, \
-         result_id, run_time_s, \
+         ranked AS (SELECT submission_id, team_id, team_name, baseline, received_at, \
+         method_name, result_id, run_time_s, \
          RANK() OVER (ORDER BY (goodness IS NULL), goodness DESC) AS rank \
          FROM picked WHERE pick = 1) \
          SELECT ranked.*, f.position, f.key, f.value, f.better FROM ranked \
@@ -134,6 +135,7 @@ pub(crate) async fn ranked_in(
                 figures: vec![figure],
                 method_name: r.get("method_name")?,
                 run_time_s: r.get("run_time_s")?,
+                baseline: r.get("baseline")?,
             }),
         }
     }

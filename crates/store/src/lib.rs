@@ -60,6 +60,7 @@ mod publish;
 mod queue;
 mod rescore;
 mod submissions;
+mod team_rules;
 mod teams;
 mod users;
 mod web;
@@ -84,6 +85,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 pub use error::Error;
 pub use manifest::Manifest;
 pub use model::*;
+pub use team_rules::MAX_REASON_CHARS;
 pub use users::NewToken;
 pub use web::ScorePoint;
 
@@ -329,6 +331,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "figures by split",
                 include_str!("../migrations/sqlite/0005_figures_by_split.sql"),
             ),
+            (
+                6,
+                "team rules",
+                include_str!("../migrations/sqlite/0006_team_rules.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -345,6 +352,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 5,
                 "figures by split",
                 include_str!("../migrations/postgres/0005_figures_by_split.sql"),
+            ),
+            (
+                6,
+                "team rules",
+                include_str!("../migrations/postgres/0006_team_rules.sql"),
             ),
         ],
     };

@@ -360,6 +360,9 @@ pub struct Team {
     pub disqualified: bool,
     /// Why it is hidden or disqualified.
     pub reason: Option<String>,
+    /// A reference entry of the organisers': shown on leaderboards with a badge
+    /// ([`crate::Store::set_team_baseline`]).
+    pub baseline: bool,
     pub created_at: DateTime<Utc>,
 }
 
@@ -503,6 +506,10 @@ pub struct QuotaStatus {
     pub next_slot_at: Option<DateTime<Utc>>,
     /// The time these figures are for.
     pub at: DateTime<Utc>,
+    /// Whether `quota` is the phase's with the team's own limits in place of some
+    /// ([`crate::Store::set_quota_override`]).
+    #[serde(default)]
+    pub overridden: bool,
 }
 
 impl QuotaStatus {
@@ -636,6 +643,10 @@ pub struct LeaderboardRow {
     /// The judge's time over all stages, in whole seconds.
     #[serde(default)]
     pub run_time_s: Option<f64>,
+    /// The team is a baseline (shown with a badge). A publication made before
+    /// baselines were marked has none.
+    #[serde(default)]
+    pub baseline: bool,
 }
 
 fn exam_split() -> Split {
@@ -779,4 +790,84 @@ pub struct NewRescore {
     pub scorer_version: String,
     pub judge_version: String,
     pub changes: Vec<RescoreChange>,
+}
+
+/// A team's own close of a phase, granted by an organiser with a reason: uploads of
+/// the team received before it are accepted although the phase has closed
+/// ([`crate::Store::grant_extension`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extension {
+    pub phase: PhaseId,
+    pub team: TeamId,
+    /// The team's close: later than the phase's.
+    pub closes: DateTime<Utc>,
+    pub reason: String,
+    pub set_by: Option<UserId>,
+    pub set_at: DateTime<Utc>,
+}
+
+/// A team's own quota for a phase, set by an organiser with a reason: each limit it
+/// sets replaces the phase's, the others stay the phase's
+/// ([`crate::Store::set_quota_override`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuotaOverride {
+    pub phase: PhaseId,
+    pub team: TeamId,
+    /// The limits it sets (`None`: the phase's own).
+    pub limits: Quota,
+    pub reason: String,
+    pub set_by: Option<UserId>,
+    pub set_at: DateTime<Utc>,
+}
+
+impl QuotaOverride {
+    /// The phase's quota with this override's limits in place.
+    pub fn apply(&self, phase: Quota) -> Quota {
+        Quota {
+            total: self.limits.total.or(phase.total),
+            per_day: self.limits.per_day.or(phase.per_day),
+            max_concurrent: self.limits.max_concurrent.or(phase.max_concurrent),
+        }
+    }
+}
+
+/// One change of a team's rule for a phase (an extension or a quota override), kept
+/// forever: the rule in force is the last change's `value`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleChange<T> {
+    /// 1, 2, … per phase and team.
+    pub seq: u32,
+    /// What the rule became; `None`: revoked or removed.
+    pub value: Option<T>,
+    /// Why (required when a rule is set, optional when it is revoked).
+    pub reason: Option<String>,
+    pub set_by: Option<UserId>,
+    pub set_at: DateTime<Utc>,
+}
+
+impl Phase {
+    /// When the phase closes for a team with this extension (if any).
+    pub fn closes_for(&self, extension: Option<&Extension>) -> DateTime<Utc> {
+        extension.map_or(self.closes, |e| e.closes.max(self.closes))
+    }
+
+    /// Whether the phase accepts an upload of a team (with this extension, if any)
+    /// received at `at`: [`crate::Error::PhaseClosed`] with the team's own times if not.
+    pub fn check_open(
+        &self,
+        extension: Option<&Extension>,
+        at: DateTime<Utc>,
+    ) -> Result<(), crate::Error> {
+        let closes = self.closes_for(extension);
+        if at < self.opens || at >= closes {
+            return Err(crate::Error::PhaseClosed {
+                phase: self.name.clone(),
+                opens: self.opens,
+                closes,
+                extended: extension.is_some(),
+                at,
+            });
+        }
+        Ok(())
+    }
 }

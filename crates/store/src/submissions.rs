@@ -154,7 +154,8 @@ fn day_start(t: DateTime<Utc>) -> DateTime<Utc> {
     t.date_naive().and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
-/// The quota figures of a team in a phase at `now`, read in `tx`.
+/// The quota figures of a team in a phase at `now`, read in `tx`: the phase's limits,
+/// with the team's own in place of some if an organiser overrode them.
 async fn quota_in(
     tx: &mut Tx,
     phase: &Phase,
@@ -176,7 +177,11 @@ async fn quota_in(
     let used_total = count(r.get("used_total")?)?;
     let used_today = count(r.get("used_today")?)?;
     let running = count(r.get("running")?)?;
-    let q = phase.quota;
+    let overridden = crate::team_rules::override_in(tx, phase.id, team).await?;
+    let q = match &overridden {
+        Some(o) => o.apply(phase.quota),
+        None => phase.quota,
+    };
     let mut spent = Vec::new();
     if q.total.is_some_and(|t| used_total >= t) {
         spent.push(QuotaLimit::Total);
@@ -206,6 +211,7 @@ async fn quota_in(
         spent,
         next_slot_at,
         at: now,
+        overridden: overridden.is_some(),
     })
 }
 
@@ -226,7 +232,8 @@ impl Store {
     }
 
     /// Records a new submission, `queued`, received now. Refused with
-    /// [`Error::PhaseClosed`] outside the phase's times and [`Error::QuotaSpent`] (with
+    /// [`Error::PhaseClosed`] outside the phase's times (its close, or the team's
+    /// extended close, [`Store::grant_extension`]) and [`Error::QuotaSpent`] (with
     /// the figures) when the team's quota is spent. Race-free: the check and the insert
     /// are one transaction holding the team's lock (the database's write lock on SQLite,
     /// the team's row on PostgreSQL), so concurrent submissions of a team are counted one
@@ -264,14 +271,8 @@ impl Store {
             // Read the clock once the lock is held, so that submissions are stamped in the
             // order they are counted.
             let now = self.now();
-            if now < phase.opens || now >= phase.closes {
-                return Err(Error::PhaseClosed {
-                    phase: phase.name,
-                    opens: phase.opens,
-                    closes: phase.closes,
-                    at: now,
-                });
-            }
+            let extension = crate::team_rules::extension_in(&mut tx, phase.id, new.team).await?;
+            phase.check_open(extension.as_ref(), now)?;
             let status = quota_in(&mut tx, &phase, new.team, now).await?;
             if !status.spent.is_empty() {
                 return Err(Error::QuotaSpent(Box::new(status)));

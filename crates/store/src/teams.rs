@@ -6,7 +6,8 @@ use crate::{
     Error, Invitation, InvitationId, InvitationState, Store, Team, TeamId, User, UserId, time, us,
 };
 
-const TEAM_COLUMNS: &str = "id, challenge_id, name, hidden, disqualified, reason, created_at";
+const TEAM_COLUMNS: &str =
+    "id, challenge_id, name, hidden, disqualified, reason, baseline, created_at";
 
 pub(crate) fn team_from(r: &Row) -> Result<Team, Error> {
     Ok(Team {
@@ -16,6 +17,7 @@ pub(crate) fn team_from(r: &Row) -> Result<Team, Error> {
         hidden: r.get("hidden")?,
         disqualified: r.get("disqualified")?,
         reason: r.get("reason")?,
+        baseline: r.get("baseline")?,
         created_at: time(r.get("created_at")?)?,
     })
 }
@@ -104,13 +106,54 @@ impl Store {
         tx.finish(r).await
     }
 
+    /// Every team of a challenge, by name.
+    pub async fn teams(&self, challenge: &str) -> Result<Vec<Team>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {TEAM_COLUMNS} FROM teams WHERE challenge_id = $1 ORDER BY name, id"
+                ),
+                args![challenge],
+            )
+            .await?
+            .iter()
+            .map(team_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// A team of a challenge by its id or its name (names are unique per challenge).
+    pub async fn team_by_ref(&self, challenge: &str, team: &str) -> Result<Team, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let id = team.parse::<TeamId>().ok().map(|t| t.to_string());
+            tx.fetch_optional(
+                &format!(
+                    "SELECT {TEAM_COLUMNS} FROM teams WHERE challenge_id = $1 \
+                     AND (id = $2 OR name = $3) ORDER BY (id = $2) DESC LIMIT 1"
+                ),
+                args![challenge, id, team],
+            )
+            .await?
+            .as_ref()
+            .map(team_from)
+            .transpose()?
+            .ok_or_else(|| not_found("team", team))
+        })
+        .await;
+        tx.finish(r).await
+    }
+
     /// The team a user is in for a challenge, if any.
     pub async fn team_of(&self, user: UserId, challenge: &str) -> Result<Option<Team>, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
             tx.fetch_optional(
                 "SELECT t.id, t.challenge_id, t.name, t.hidden, t.disqualified, t.reason, \
-                 t.created_at FROM teams t JOIN team_members m ON m.team_id = t.id \
+                 t.baseline, t.created_at FROM teams t JOIN team_members m ON m.team_id = t.id \
                  WHERE m.user_id = $1 AND m.challenge_id = $2",
                 args![user, challenge],
             )

@@ -135,16 +135,30 @@ pub(crate) async fn post_json(
     token: Option<&str>,
     value: &impl Serialize,
 ) -> Answer {
+    send_json(web, Method::POST, path, token, value).await
+}
+
+pub(crate) async fn send_json(
+    web: &Web,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    value: &impl Serialize,
+) -> Answer {
     let body = serde_json::to_vec(value).unwrap_or_default();
     call(
         web,
-        Method::POST,
+        method,
         path,
         token,
         Some("application/json"),
         Body::from(body),
     )
     .await
+}
+
+pub(crate) async fn delete(web: &Web, path: &str, token: Option<&str>) -> Answer {
+    call(web, Method::DELETE, path, token, None, Body::empty()).await
 }
 
 /// A path segment, percent-encoded (ids come from the address bar).

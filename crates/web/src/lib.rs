@@ -141,6 +141,14 @@ impl Web {
             .route("/organiser/phases", post(organiser::create_phase))
             .route("/organiser/requeue/{id}", post(organiser::requeue))
             .route("/organiser/publish", post(organiser::publish))
+            .route("/organiser/extensions", post(organiser::grant_extension))
+            .route(
+                "/organiser/extensions/revoke",
+                post(organiser::revoke_extension),
+            )
+            .route("/organiser/quotas", post(organiser::set_quota))
+            .route("/organiser/quotas/remove", post(organiser::remove_quota))
+            .route("/organiser/baseline", post(organiser::set_baseline))
             .route("/organiser/rescore", post(organiser::rescore))
             .route("/organiser/rescores/{id}", get(organiser::rescore_page))
             .route(

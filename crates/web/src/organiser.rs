@@ -10,7 +10,10 @@ use axum::response::{IntoResponse, Response};
 use maud::html;
 use serde::Deserialize;
 
-use server::views::{BlockerView, ChallengeView, LeaderboardView, PhaseView, RescoreView};
+use server::views::{
+    BlockerView, ChallengeView, ExtensionView, LeaderboardView, PhaseView, QuotaLimits,
+    QuotaOverrideView, RescoreView, TeamView,
+};
 
 use crate::Web;
 use crate::api::{self, seg};
@@ -117,12 +120,21 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
     rows.sort_by_key(|r| std::cmp::Reverse(r.3.received_at));
     let total = rows.len();
     rows.truncate(SHOWN);
+    let mut team_rules = Vec::new();
+    for c in &challenges {
+        team_rules.push(team_rules_of(&web, token, c).await?);
+    }
     let body = html! {
         h1 { "Organiser console" }
         @match (f.done.as_deref(), f.id.as_deref(), f.name.as_deref()) {
             (Some("challenge"), Some(id), _) => { p.notice role="status" { "Challenge " (id) " created." } }
             (Some("phase"), Some(id), Some(name)) => { p.notice role="status" { "Phase " (name) " of " (id) " added." } }
             (Some("requeued"), _, _) => { p.notice role="status" { "Requeued: a new attempt is in the queue." } }
+            (Some("extension"), Some(id), Some(name)) => { p.notice role="status" { "Extension of team " (name) " in " (id) " saved." } }
+            (Some("extension-revoked"), Some(id), Some(name)) => { p.notice role="status" { "Extension of team " (name) " in " (id) " revoked." } }
+            (Some("quota"), Some(id), Some(name)) => { p.notice role="status" { "Quota of team " (name) " in " (id) " saved." } }
+            (Some("quota-removed"), Some(id), Some(name)) => { p.notice role="status" { "Quota override of team " (name) " in " (id) " removed." } }
+            (Some("baseline"), Some(id), Some(name)) => { p.notice role="status" { "Team " (name) " of " (id) " updated." } }
             _ => {}
         }
         section aria-labelledby="queue" {
@@ -241,6 +253,7 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                 }
             }
         }
+        @if !challenges.is_empty() { (team_rules_section(ctx, &team_rules)) }
         section aria-labelledby="new-challenge" {
             h2 #new-challenge { "Create a challenge" }
             form.stack method="post" action="/organiser/challenges" {
@@ -801,4 +814,358 @@ mod tests {
         assert_eq!(csv_field("-1"), "'-1");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
     }
+}
+
+/// What the console shows of one challenge's per-team rules.
+struct TeamRules {
+    challenge: String,
+    teams: Vec<store::Team>,
+    /// Each phase with its extensions and quota overrides in force (each with the name
+    /// of the organiser who set it).
+    phases: Vec<PhaseRules>,
+}
+
+struct PhaseRules {
+    phase: PhaseView,
+    extensions: Vec<(ExtensionView, String)>,
+    quotas: Vec<(QuotaOverrideView, String)>,
+}
+
+async fn user_name(web: &Web, id: Option<uuid::Uuid>) -> String {
+    match id {
+        Some(id) => match web.store.user(store::UserId(id)).await {
+            Ok(u) => u.name,
+            Err(_) => id.to_string(),
+        },
+        None => "—".to_owned(),
+    }
+}
+
+async fn team_rules_of(web: &Web, token: &str, c: &ChallengeView) -> Result<TeamRules, Response> {
+    let teams = web.store.teams(&c.id).await.map_err(internal)?;
+    let mut phases = Vec::new();
+    for p in &c.phases {
+        let base = format!("/api/v1/challenges/{}/phases/{}", seg(&c.id), seg(&p.name));
+        let exts: Vec<ExtensionView> = api::get(web, &format!("{base}/extensions"), Some(token))
+            .await
+            .json()
+            .map_err(|e| PageError::from(e).into_response())?;
+        let quotas: Vec<QuotaOverrideView> = api::get(web, &format!("{base}/quotas"), Some(token))
+            .await
+            .json()
+            .map_err(|e| PageError::from(e).into_response())?;
+        let mut extensions = Vec::new();
+        for e in exts {
+            let by = user_name(web, e.set_by).await;
+            extensions.push((e, by));
+        }
+        let mut qs = Vec::new();
+        for q in quotas {
+            let by = user_name(web, q.set_by).await;
+            qs.push((q, by));
+        }
+        phases.push(PhaseRules {
+            phase: p.clone(),
+            extensions,
+            quotas: qs,
+        });
+    }
+    Ok(TeamRules {
+        challenge: c.id.clone(),
+        teams,
+        phases,
+    })
+}
+
+fn limits_text(q: &QuotaLimits) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = q.total {
+        parts.push(format!("{t} in all"));
+    }
+    if let Some(d) = q.per_day {
+        parts.push(format!("{d} a day"));
+    }
+    if let Some(m) = q.max_concurrent {
+        parts.push(format!("{m} at once"));
+    }
+    if parts.is_empty() {
+        "no limit".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn team_rules_section(ctx: &Ctx, all: &[TeamRules]) -> maud::Markup {
+    html! {
+        section aria-labelledby="team-rules" {
+            h2 #team-rules { "Per-team rules" }
+            p.muted {
+                "An extension gives one team a later close of a phase (its uploads received before it are accepted; every other team keeps the phase's close). "
+                "A quota override gives one team its own limits (those left empty stay the phase's). "
+                "Each needs a reason and is kept, with every earlier change, with who set it and when. "
+                "A baseline team (organisers' teams are hidden otherwise) is shown on every leaderboard with a badge."
+            }
+            @for r in all {
+                h3 { (r.challenge) }
+                @if r.teams.is_empty() { p { "No team yet." } }
+                @else {
+                    @for pr in &r.phases {
+                        @let p = &pr.phase;
+                        h4 { "Phase " (p.name) " — closes " (time(p.closes)) }
+                        @if pr.extensions.is_empty() { p.muted { "No extension." } }
+                        @else {
+                            div.scroll { table.extensions {
+                                caption { "Extensions of " (p.name) }
+                                thead { tr { th scope="col" { "Team" } th scope="col" { "Closes for it" } th scope="col" { "Reason" } th scope="col" { "Set by" } th scope="col" { "Action" } } }
+                                tbody { @for (e, by) in &pr.extensions { tr {
+                                    th scope="row" { (e.team) }
+                                    td { (time(e.closes)) }
+                                    td { (e.reason) }
+                                    td { (by) ", " (time(e.set_at)) @if e.history.len() > 1 { br; span.muted { (e.history.len()) " changes" } } }
+                                    td { form.inline method="post" action="/organiser/extensions/revoke" {
+                                        (csrf(ctx))
+                                        input type="hidden" name="challenge" value=(r.challenge);
+                                        input type="hidden" name="phase" value=(p.name);
+                                        input type="hidden" name="team" value=(e.team_id);
+                                        button type="submit" { "Revoke" }
+                                    } }
+                                } } }
+                            } }
+                        }
+                        @if pr.quotas.is_empty() { p.muted { "No quota override." } }
+                        @else {
+                            div.scroll { table.quotas {
+                                caption { "Quota overrides of " (p.name) }
+                                thead { tr { th scope="col" { "Team" } th scope="col" { "Its limits" } th scope="col" { "Reason" } th scope="col" { "Set by" } th scope="col" { "Action" } } }
+                                tbody { @for (q, by) in &pr.quotas { tr {
+                                    th scope="row" { (q.team) }
+                                    td { (limits_text(&q.effective)) }
+                                    td { (q.reason) }
+                                    td { (by) ", " (time(q.set_at)) @if q.history.len() > 1 { br; span.muted { (q.history.len()) " changes" } } }
+                                    td { form.inline method="post" action="/organiser/quotas/remove" {
+                                        (csrf(ctx))
+                                        input type="hidden" name="challenge" value=(r.challenge);
+                                        input type="hidden" name="phase" value=(p.name);
+                                        input type="hidden" name="team" value=(q.team_id);
+                                        button type="submit" { "Remove" }
+                                    } }
+                                } } }
+                            } }
+                        }
+                    }
+                    @if !r.phases.is_empty() {
+                        @let id = &r.challenge;
+                        form.stack method="post" action="/organiser/extensions" {
+                            (csrf(ctx))
+                            input type="hidden" name="challenge" value=(id);
+                            h4 { "Grant or change an extension" }
+                            label for={"x-phase-" (id)} { "Phase" }
+                            select id={"x-phase-" (id)} name="phase" { @for pr in &r.phases { option value=(pr.phase.name) { (pr.phase.name) } } }
+                            label for={"x-team-" (id)} { "Team" }
+                            select id={"x-team-" (id)} name="team" { @for t in &r.teams { option value=(t.id) { (t.name) } } }
+                            label for={"x-closes-" (id)} { "Closes for the team (UTC)" }
+                            input id={"x-closes-" (id)} type="datetime-local" name="closes" required;
+                            label for={"x-reason-" (id)} { "Reason" }
+                            input id={"x-reason-" (id)} type="text" name="reason" required maxlength="1000";
+                            button type="submit" { "Grant the extension" }
+                        }
+                        form.stack method="post" action="/organiser/quotas" {
+                            (csrf(ctx))
+                            input type="hidden" name="challenge" value=(id);
+                            h4 { "Set or change a team's quota" }
+                            label for={"q-phase-" (id)} { "Phase" }
+                            select id={"q-phase-" (id)} name="phase" { @for pr in &r.phases { option value=(pr.phase.name) { (pr.phase.name) } } }
+                            label for={"q-team-" (id)} { "Team" }
+                            select id={"q-team-" (id)} name="team" { @for t in &r.teams { option value=(t.id) { (t.name) } } }
+                            label for={"q-total-" (id)} { "Submissions in all (empty: the phase's)" }
+                            input id={"q-total-" (id)} type="number" name="total" min="0";
+                            label for={"q-day-" (id)} { "Per UTC day (empty: the phase's)" }
+                            input id={"q-day-" (id)} type="number" name="per_day" min="0";
+                            label for={"q-conc-" (id)} { "At once (empty: the phase's)" }
+                            input id={"q-conc-" (id)} type="number" name="max_concurrent" min="0";
+                            label for={"q-reason-" (id)} { "Reason" }
+                            input id={"q-reason-" (id)} type="text" name="reason" required maxlength="1000";
+                            button type="submit" { "Set the team's quota" }
+                        }
+                    }
+                    // A stack, not an inline form: a select as wide as the longest team
+                    // name must shrink to a narrow screen, which only the stack lets it.
+                    form.stack method="post" action="/organiser/baseline" {
+                        (csrf(ctx))
+                        input type="hidden" name="challenge" value=(r.challenge);
+                        h4 { "Baseline teams" }
+                        label for={"b-team-" (r.challenge)} { "Team" }
+                        select id={"b-team-" (r.challenge)} name="team" { @for t in &r.teams { option value=(t.id) { (t.name) @if t.baseline { " (baseline)" } } } }
+                        div.buttons {
+                            button type="submit" name="baseline" value="true" { "Mark as baseline" }
+                            " "
+                            button type="submit" name="baseline" value="false" { "Unmark" }
+                        }
+                    }
+                    @let marked: Vec<&str> = r.teams.iter().filter(|t| t.baseline).map(|t| t.name.as_str()).collect();
+                    @if !marked.is_empty() { p { "Baselines: " (marked.join(", ")) } }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ExtensionForm {
+    csrf: String,
+    challenge: String,
+    phase: String,
+    team: String,
+    closes: String,
+    reason: String,
+}
+
+/// The path of a team's rule of a phase in the API (`kind`: `extensions` or `quotas`).
+fn rule_path(challenge: &str, phase: &str, kind: &str, team: &str) -> String {
+    format!(
+        "/api/v1/challenges/{}/phases/{}/{kind}/{}",
+        seg(challenge),
+        seg(phase),
+        seg(team)
+    )
+}
+
+pub(crate) async fn grant_extension(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<ExtensionForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let body = serde_json::json!({"closes": utc(&f.closes)?, "reason": f.reason});
+    let a = api::send_json(
+        &web,
+        axum::http::Method::PUT,
+        &rule_path(&f.challenge, &f.phase, "extensions", &f.team),
+        Some(token),
+        &body,
+    )
+    .await;
+    let e: ExtensionView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(done("extension", &f.challenge, &e.team))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RuleForm {
+    csrf: String,
+    challenge: String,
+    phase: String,
+    team: String,
+}
+
+async fn team_name(web: &Web, challenge: &str, team: &str) -> String {
+    match web.store.team_by_ref(challenge, team).await {
+        Ok(t) => t.name,
+        Err(_) => team.to_owned(),
+    }
+}
+
+pub(crate) async fn revoke_extension(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<RuleForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let path = rule_path(&f.challenge, &f.phase, "extensions", &f.team);
+    let a = api::delete(&web, &path, Some(token)).await;
+    if !a.status.is_success() {
+        return Err(PageError::from(a.refusal()).into_response());
+    }
+    let name = team_name(&web, &f.challenge, &f.team).await;
+    Ok(done("extension-revoked", &f.challenge, &name))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct QuotaForm {
+    csrf: String,
+    challenge: String,
+    phase: String,
+    team: String,
+    total: Option<String>,
+    per_day: Option<String>,
+    max_concurrent: Option<String>,
+    reason: String,
+}
+
+pub(crate) async fn set_quota(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<QuotaForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let mut body = serde_json::json!({"reason": f.reason});
+    for (k, v) in [
+        ("total", limit(&f.total)?),
+        ("per_day", limit(&f.per_day)?),
+        ("max_concurrent", limit(&f.max_concurrent)?),
+    ] {
+        if let Some(v) = v {
+            body[k] = v.into();
+        }
+    }
+    let a = api::send_json(
+        &web,
+        axum::http::Method::PUT,
+        &rule_path(&f.challenge, &f.phase, "quotas", &f.team),
+        Some(token),
+        &body,
+    )
+    .await;
+    let q: QuotaOverrideView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(done("quota", &f.challenge, &q.team))
+}
+
+pub(crate) async fn remove_quota(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<RuleForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let path = rule_path(&f.challenge, &f.phase, "quotas", &f.team);
+    let a = api::delete(&web, &path, Some(token)).await;
+    if !a.status.is_success() {
+        return Err(PageError::from(a.refusal()).into_response());
+    }
+    let name = team_name(&web, &f.challenge, &f.team).await;
+    Ok(done("quota-removed", &f.challenge, &name))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct BaselineForm {
+    csrf: String,
+    challenge: String,
+    team: String,
+    baseline: String,
+}
+
+pub(crate) async fn set_baseline(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Form(f): Form<BaselineForm>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let a = api::send_json(
+        &web,
+        axum::http::Method::PUT,
+        &format!("/api/v1/teams/{}/baseline", seg(&f.team)),
+        Some(token),
+        &serde_json::json!({"baseline": f.baseline == "true"}),
+    )
+    .await;
+    let t: TeamView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(done("baseline", &f.challenge, &t.name))
 }

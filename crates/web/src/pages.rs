@@ -393,9 +393,10 @@ async fn challenge_view(web: &Web, ctx: &Ctx, id: &str) -> Result<ChallengeView,
 
 fn phase_status(p: &PhaseView, now: chrono::DateTime<chrono::Utc>) -> Markup {
     html! {
-        @if p.open { span.badge.open { "open" } " until " (time(p.closes)) }
+        @if p.open { span.badge.open { "open" } " until " (time(p.team_closes.unwrap_or(p.closes)))
+            @if p.team_closes.is_some() { " (your team's extension)" } }
         @else if now < p.opens { span.badge { "opens" } " " (time(p.opens)) }
-        @else { span.badge { "closed" } " " (time(p.closes)) }
+        @else { span.badge { "closed" } " " (time(p.team_closes.unwrap_or(p.closes))) }
     }
 }
 
@@ -524,6 +525,7 @@ pub(crate) async fn challenge(
                                 td { @if p.open { span.badge.open { "open" } } @else if now < p.opens { "not yet open" } @else { "closed" } }
                                 td { (time(p.opens)) }
                                 td { (time(p.closes))
+                                    @if let Some(t) = p.team_closes { br; strong.extended { "for your team: " (time(t)) } " (an extension)" }
                                     @if let Some(s) = p.selection_closes { br; "final entry chosen by " (time(s)) } }
                                 td { (word(&p.scored_split)) @if !p.show_exam { br; span.muted { "exam scores hidden until it closes" } } }
                                 td { (quota_text(&p.quota)) }
@@ -799,6 +801,10 @@ fn submit_body(ctx: &Ctx, v: &SubmitView) -> Markup {
                 section.quota aria-labelledby="quota" {
                     h2 #quota { "Quota left" }
                     ul.plain {
+                        @if let Some(c) = q.closes {
+                            li { "The phase closes for your team " strong { (time(c)) } @if q.extended { " (an extension the organisers granted your team)" } }
+                        }
+                        @if q.overridden { li { "Your team's limits were set by the organisers." } }
                         li { "In this phase: " strong { (q.total_left.map_or("no limit".to_string(), |n| n.to_string())) } }
                         li { "Today (UTC): " strong { (q.today_left.map_or("no limit".to_string(), |n| n.to_string())) } }
                         li { "Running or queued now: " (q.running) @if let Some(m) = q.max_concurrent { " of " (m) } }
@@ -814,7 +820,7 @@ fn submit_body(ctx: &Ctx, v: &SubmitView) -> Markup {
                 (csrf(ctx))
                 label for="phase" { "Phase" }
                 select #phase name="phase" {
-                    @for p in &v.open { option value=(p.name) { (p.name) " (closes " (p.closes.format("%Y-%m-%d %H:%M UTC")) ")" } }
+                    @for p in &v.open { option value=(p.name) { (p.name) " (closes " (p.team_closes.unwrap_or(p.closes).format("%Y-%m-%d %H:%M UTC")) @if p.team_closes.is_some() { " for your team" } ")" } }
                 }
                 label for="method" { "Method name (optional, shown on the leaderboard)" }
                 input #method type="text" name="method" maxlength="100";
@@ -907,7 +913,10 @@ fn refusal_markup(r: &api::Refusal) -> Markup {
             p { (r.message) }
             @if let Some(d) = detail {
                 @if let Some(n) = d.next_slot_at { p { "Next slot: " (time(n)) } }
-                @if let Some(c) = d.closes { p { "The phase closed " (time(c)) "." } }
+                @if let Some(c) = d.closes {
+                    @if d.extended == Some(true) { p { "The phase closed for your team " (time(c)) ", at the end of its extension." } }
+                    @else { p { "The phase closed " (time(c)) "." } }
+                }
             }
             p { (advice) }
         }
@@ -1555,7 +1564,7 @@ pub(crate) async fn leaderboard(
                             @for (rank, row) in &ranked {
                                 tr {
                                     td.num { (rank) }
-                                    td { (row.team) @if let Some(m) = &row.method { br; span.muted { (m) } } }
+                                    td { (row.team) @if row.baseline { " " span.badge.baseline title="a reference entry of the organisers'" { "baseline" } } @if let Some(m) = &row.method { br; span.muted { (m) } } }
                                     @for k in &b.ranking { td.num { (html::num(row.scores.get(&k.key).copied().flatten(), 6)) } }
                                     td.num { (row.run_time_s.map(html::duration).unwrap_or_else(|| "—".into())) }
                                     td { (time(row.submitted_at)) }
@@ -1612,6 +1621,7 @@ mod tests {
             run_time_s: None,
             submitted_at: chrono::DateTime::from_timestamp(at, 0).unwrap(),
             method: None,
+            baseline: false,
         }
     }
 

@@ -45,11 +45,25 @@ pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
 async fn challenge_view(
     app: &App,
     c: &store::Challenge,
-    organiser: bool,
+    caller: Option<&store::User>,
 ) -> Result<ChallengeView, ApiError> {
+    let organiser = caller.is_some_and(crate::auth::is_organiser);
     let j = judge_challenge(c)?;
     let now = app.store.now();
     let phases = app.store.phases(&c.id).await?;
+    // A team sees its own close of each phase it has an extension of.
+    let team = match caller {
+        Some(u) => app.store.team_of(u.id, &c.id).await?,
+        None => None,
+    };
+    let mut views = Vec::with_capacity(phases.len());
+    for p in &phases {
+        let extension = match &team {
+            Some(t) => app.store.extension(p.id, t.id).await?,
+            None => None,
+        };
+        views.push(PhaseView::for_team(p, extension.as_ref(), now));
+    }
     Ok(ChallengeView {
         id: c.id.clone(),
         title: c.title.clone(),
@@ -64,7 +78,7 @@ async fn challenge_view(
         score_precision: j.score_precision,
         ranking: ranking(&j),
         created_at: c.created_at,
-        phases: phases.iter().map(|p| PhaseView::new(p, now)).collect(),
+        phases: views,
     })
 }
 
@@ -92,10 +106,9 @@ pub(crate) async fn list(
     State(app): State<App>,
     MaybeCaller(user): MaybeCaller,
 ) -> Result<Json<Vec<ChallengeView>>, ApiError> {
-    let organiser = maybe_organiser(&user);
     let mut out = Vec::new();
     for c in app.store.challenges().await? {
-        out.push(challenge_view(&app, &c, organiser).await?);
+        out.push(challenge_view(&app, &c, user.as_ref()).await?);
     }
     Ok(Json(out))
 }
@@ -115,7 +128,7 @@ pub(crate) async fn list(
     ))]
 pub(crate) async fn create(
     State(app): State<App>,
-    Organiser(_by): Organiser,
+    Organiser(by): Organiser,
     Body(new): Body<NewChallenge>,
 ) -> Result<(StatusCode, Json<ChallengeView>), ApiError> {
     check_id(&new.id)?;
@@ -171,7 +184,7 @@ pub(crate) async fn create(
     };
     Ok((
         StatusCode::CREATED,
-        Json(challenge_view(&app, &c, true).await?),
+        Json(challenge_view(&app, &c, Some(&by)).await?),
     ))
 }
 
@@ -187,9 +200,7 @@ pub(crate) async fn get_one(
     Path(id): Path<String>,
 ) -> Result<Json<ChallengeView>, ApiError> {
     let c = app.store.challenge(&id).await?;
-    Ok(Json(
-        challenge_view(&app, &c, maybe_organiser(&user)).await?,
-    ))
+    Ok(Json(challenge_view(&app, &c, user.as_ref()).await?))
 }
 
 /// An organiser adds a phase.
@@ -223,14 +234,7 @@ pub(crate) async fn create_phase(
             max_concurrent: l.max_concurrent,
         },
     };
-    for v in [quota.total, quota.per_day, quota.max_concurrent]
-        .into_iter()
-        .flatten()
-    {
-        if i64::from(v) > i64::from(i32::MAX) {
-            return Err(ApiError::invalid("a quota limit is at most 2147483647"));
-        }
-    }
+    check_limits(&quota)?;
     let phase = app
         .store
         .create_phase(
@@ -251,6 +255,19 @@ pub(crate) async fn create_phase(
         StatusCode::CREATED,
         Json(PhaseView::new(&phase, app.store.now())),
     ))
+}
+
+/// Quota limits as the store keeps them: at most `i32::MAX` each.
+pub(crate) fn check_limits(quota: &Quota) -> Result<(), ApiError> {
+    for v in [quota.total, quota.per_day, quota.max_concurrent]
+        .into_iter()
+        .flatten()
+    {
+        if i64::from(v) > i64::from(i32::MAX) {
+            return Err(ApiError::invalid("a quota limit is at most 2147483647"));
+        }
+    }
+    Ok(())
 }
 
 /// Which phase a request means: the one named, else the open one, else the latest
@@ -311,7 +328,9 @@ pub(crate) async fn team_of(
     })
 }
 
-/// What remains of the caller's team's quota in a phase.
+/// What remains of the caller's team's quota in a phase (its own limits where an
+/// organiser overrode them), and when the phase closes for it (its extension's close,
+/// if it has one).
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/quota", tag = "challenges",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id"), PhaseQuery),
@@ -330,7 +349,11 @@ pub(crate) async fn quota(
     let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
     let team = team_of(&app, &user, &id).await?;
     let status = app.store.quota(phase.id, team.id).await?;
-    Ok(Json(QuotaView::from_status(Some(&phase.name), &status)))
+    let extension = app.store.extension(phase.id, team.id).await?;
+    let mut view = QuotaView::from_status(Some(&phase.name), &status);
+    view.closes = Some(phase.closes_for(extension.as_ref()));
+    view.extended = extension.is_some();
+    Ok(Json(view))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -528,6 +551,7 @@ pub(crate) async fn leaderboard_view(
             run_time_s: row.run_time_s,
             submitted_at: row.received_at,
             method: row.method_name.clone(),
+            baseline: row.baseline,
         });
     }
     Ok(view)

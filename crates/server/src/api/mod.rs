@@ -6,6 +6,7 @@ mod events;
 mod ops;
 mod rules;
 mod submissions;
+mod team_rules;
 mod teams;
 
 use std::ops::Deref;
@@ -17,7 +18,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -75,6 +76,7 @@ pub(crate) fn router(app: App) -> Router {
         .route("/api/v1/teams", post(teams::create_team))
         .route("/api/v1/teams/{id}", get(teams::get_team))
         .route("/api/v1/teams/{id}/invitations", post(teams::invite))
+        .route("/api/v1/teams/{id}/baseline", put(team_rules::put_baseline))
         .route("/api/v1/invitations", get(teams::my_invitations))
         .route("/api/v1/invitations/{id}/accept", post(teams::accept))
         .route("/api/v1/invitations/{id}/decline", post(teams::decline))
@@ -88,6 +90,26 @@ pub(crate) fn router(app: App) -> Router {
             post(challenges::create_phase),
         )
         .route("/api/v1/challenges/{id}/quota", get(challenges::quota))
+        .route(
+            "/api/v1/challenges/{id}/phases/{phase}/extensions",
+            get(team_rules::list_extensions),
+        )
+        .route(
+            "/api/v1/challenges/{id}/phases/{phase}/extensions/{team}",
+            get(team_rules::get_extension)
+                .put(team_rules::put_extension)
+                .delete(team_rules::delete_extension),
+        )
+        .route(
+            "/api/v1/challenges/{id}/phases/{phase}/quotas",
+            get(team_rules::list_quotas),
+        )
+        .route(
+            "/api/v1/challenges/{id}/phases/{phase}/quotas/{team}",
+            get(team_rules::get_quota)
+                .put(team_rules::put_quota)
+                .delete(team_rules::delete_quota),
+        )
         .route(
             "/api/v1/challenges/{id}/submissions",
             post(crate::upload::upload).get(submissions::list),
@@ -219,6 +241,15 @@ impl Modify for Bearer {
         challenges::get_one,
         challenges::create_phase,
         challenges::quota,
+        team_rules::list_extensions,
+        team_rules::get_extension,
+        team_rules::put_extension,
+        team_rules::delete_extension,
+        team_rules::list_quotas,
+        team_rules::get_quota,
+        team_rules::put_quota,
+        team_rules::delete_quota,
+        team_rules::put_baseline,
         challenges::leaderboard,
         rules::publish,
         rules::rescore,

@@ -135,6 +135,22 @@ impl Harness {
         answer(r.send().await.unwrap()).await
     }
 
+    pub async fn put(&self, token: Option<&str>, path: &str, body: Value) -> Answer {
+        let mut r = self.http.put(self.url(path)).json(&body);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        answer(r.send().await.unwrap()).await
+    }
+
+    pub async fn delete(&self, token: Option<&str>, path: &str) -> Answer {
+        let mut r = self.http.delete(self.url(path));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        answer(r.send().await.unwrap()).await
+    }
+
     pub async fn post_empty(&self, token: Option<&str>, path: &str) -> Answer {
         let mut r = self.http.post(self.url(path));
         if let Some(t) = token {

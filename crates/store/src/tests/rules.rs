@@ -200,6 +200,45 @@ async fn leaderboards_combine_only_the_current_scorer(t: &TestStore) {
     assert_eq!(rows.len(), 1);
 }
 
+/// A team and its queued submission as rows of the schema before migration 0006 (the
+/// store's `create_team` and `submit` read its columns and tables).
+pub(super) async fn old_submission(t: &TestStore, f: &Fixture) -> Submission {
+    let team = TeamId::new();
+    let id = SubmissionId::new();
+    let now = crate::us(t.now());
+    let mut tx = t.store.db.write().await.unwrap();
+    tx.execute(
+        "INSERT INTO teams (id, challenge_id, name, created_at) VALUES ($1, $2, 'a', $3)",
+        crate::db::args![team, &f.challenge, now],
+    )
+    .await
+    .unwrap();
+    tx.execute(
+        "INSERT INTO submissions (id, challenge_id, team_id, phase_id, entry_sha256, \
+         entry_path, received_at, state, state_changed_at) \
+         VALUES ($1, $2, $3, $4, $5, 'entries/a/7.zip', $6, 'queued', $6)",
+        crate::db::args![
+            id,
+            &f.challenge,
+            team,
+            f.phase.id,
+            format!("{:064x}", 7),
+            now
+        ],
+    )
+    .await
+    .unwrap();
+    tx.execute(
+        "INSERT INTO state_history (submission_id, seq, from_state, to_state, at, reason) \
+         VALUES ($1, 1, NULL, 'queued', $2, '{\"kind\":\"submitted\"}')",
+        crate::db::args![id, now],
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    t.submission(id).await.unwrap()
+}
+
 /// Migration 0003 on records stored before it: each result gets the hashes it was
 /// judged with and its run time from its `result.json`.
 mod migration_0003 {
@@ -219,8 +258,7 @@ mod migration_0003 {
 async fn fills_results_stored_before_it(backend: Backend) {
     let t = TestStore::at(backend, Some(2)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
-    let a = team(&t, &f, "a").await;
-    let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
+    let s = old_submission(&t, &f).await;
     let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
     let result_json = serde_json::json!({
         "verdict": "scored",
@@ -277,8 +315,7 @@ mod migration_0005 {
 async fn keeps_old_figures_as_the_exams(backend: Backend) {
     let t = TestStore::at(backend, Some(3)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
-    let a = team(&t, &f, "a").await;
-    let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
+    let s = old_submission(&t, &f).await;
     let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
     let c = t.challenge(&f.challenge).await.unwrap();
     // A result and its figures as the schema before 0005 stored them.

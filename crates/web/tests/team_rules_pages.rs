@@ -1,0 +1,364 @@
+//! The pages of per-team rules, without a browser (the HTML as served): the organiser
+//! console's forms for extensions, quota overrides and baselines (CSRF-checked, through
+//! the API), a team's own close on its challenge and submit pages, and the baseline
+//! badge on the leaderboard. On SQLite and PostgreSQL.
+
+use std::time::Duration;
+
+use chrono::Duration as Span;
+use store::testing::TestStore;
+use store::{Backend, Definition, NewPhase, Quota, Role, Rule, Split};
+
+struct Site {
+    t: TestStore,
+    base: String,
+    http: reqwest::Client,
+    _state: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+async fn site(backend: Backend) -> Site {
+    let t = TestStore::new(backend).await;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("a")).unwrap();
+    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
+    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
+    let mut config = server::Config::new(state.path());
+    config.events_poll = Duration::from_millis(100);
+    let api = server::Server::new(t.store.clone(), config).unwrap();
+    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(site.serve(listener));
+    t.create_challenge(
+        "cinc2017",
+        "AF classification",
+        Definition::Builtin("cinc2017".into()),
+        data.path(),
+    )
+    .await
+    .unwrap();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    Site {
+        t,
+        base: format!("http://{addr}"),
+        http,
+        _state: state,
+        _data: data,
+    }
+}
+
+impl Site {
+    async fn get(&self, token: &str, path: &str) -> (u16, String) {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header("cookie", format!("pj_session={token}"))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
+    /// Posts a form as `token`'s session, with the CSRF token its console carries.
+    async fn post(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let (_, page) = self.get(token, "/organiser").await;
+        let csrf = csrf_of(&page);
+        let mut body = format!("csrf={}", enc(&csrf));
+        for (k, v) in fields {
+            body.push_str(&format!("&{k}={}", enc(v)));
+        }
+        let r = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("cookie", format!("pj_session={token}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let location = r
+            .headers()
+            .get("location")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        (status, location)
+    }
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn csrf_of(page: &str) -> String {
+    let at = page
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a CSRF token");
+    let rest = &page[at + "name=\"csrf\" value=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+async fn user(s: &Site, name: &str, role: Role) -> (store::User, String) {
+    let u = s.t.create_user(name, role, None).await.unwrap();
+    let token = s.t.issue_token(u.id, "test").await.unwrap().token;
+    (u, token)
+}
+
+async fn pages_of_team_rules(backend: Backend) {
+    let s = site(backend).await;
+    let now = s.t.now();
+    let phase =
+        s.t.create_phase(
+            "cinc2017",
+            &NewPhase {
+                name: "official".into(),
+                opens: now - Span::days(1),
+                closes: now + Span::days(10),
+                selection_closes: None,
+                quota: Quota {
+                    total: Some(5),
+                    ..Quota::default()
+                },
+                scored_split: Split::Exam,
+                show_exam: true,
+                rule: Rule::Best,
+            },
+        )
+        .await
+        .unwrap();
+    let (_, org) = user(&s, "org", Role::Organiser).await;
+    let (alice, alice_token) = user(&s, "alice", Role::Participant).await;
+    let (bob, bob_token) = user(&s, "bob", Role::Participant).await;
+    let (org_user, _) = (s.t.user_by_name("org").await.unwrap(), ());
+    s.t.create_team("cinc2017", "Alpha", alice.id)
+        .await
+        .unwrap();
+    let beta = s.t.create_team("cinc2017", "Beta", bob.id).await.unwrap();
+    let base =
+        s.t.create_team("cinc2017", "Trivial", org_user.id)
+            .await
+            .unwrap();
+    s.t.set_team_hidden(base.id, true, Some("an organisers' team"))
+        .await
+        .unwrap();
+
+    // A participant's session cannot use the console's forms.
+    let (status, _) = s.get(&bob_token, "/organiser").await;
+    assert_eq!(status, 403);
+
+    // The organiser grants Beta an extension, sets its quota, marks the baseline.
+    let closes = (phase.closes + Span::days(2))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let beta_id = beta.id.to_string();
+    let (status, to) = s
+        .post(
+            &org,
+            "/organiser/extensions",
+            &[
+                ("challenge", "cinc2017"),
+                ("phase", "official"),
+                ("team", &beta_id),
+                ("closes", &closes),
+                ("reason", "a power cut at the lab"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (status, to.as_str()),
+        (303, "/organiser?done=extension&id=cinc2017&name=Beta")
+    );
+    let (status, to) = s
+        .post(
+            &org,
+            "/organiser/quotas",
+            &[
+                ("challenge", "cinc2017"),
+                ("phase", "official"),
+                ("team", &beta_id),
+                ("total", "9"),
+                ("per_day", ""),
+                ("max_concurrent", ""),
+                ("reason", "joined late"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (status, to.as_str()),
+        (303, "/organiser?done=quota&id=cinc2017&name=Beta")
+    );
+    let (status, _) = s
+        .post(
+            &org,
+            "/organiser/baseline",
+            &[
+                ("challenge", "cinc2017"),
+                ("team", &base.id.to_string()),
+                ("baseline", "true"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 303);
+    assert!(s.t.team(base.id).await.unwrap().baseline);
+    // A form without the session's CSRF token is refused and changes nothing.
+    let r = s
+        .http
+        .post(format!("{}/organiser/extensions/revoke", s.base))
+        .header("cookie", format!("pj_session={org}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf=forged&challenge=cinc2017&phase=official&team={beta_id}"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_some());
+
+    // The console lists what is in force.
+    let (_, console) = s.get(&org, "/organiser").await;
+    for want in [
+        "table class=\"extensions\"",
+        "a power cut at the lab",
+        "joined late",
+        "9 in all",
+        "Baselines: Trivial",
+        "action=\"/organiser/extensions/revoke\"",
+    ] {
+        assert!(console.contains(want), "the console lacks {want:?}");
+    }
+
+    // Bob's challenge and submit pages say his own close; Alice's do not.
+    let own = (phase.closes + Span::days(2))
+        .format("%Y-%m-%d %H:%M UTC")
+        .to_string();
+    let (_, page) = s.get(&bob_token, "/challenges/cinc2017").await;
+    assert!(page.contains("for your team: "), "{page}");
+    let (_, page) = s.get(&bob_token, "/challenges/cinc2017/submit").await;
+    assert!(page.contains("The phase closes for your team"), "{page}");
+    assert!(
+        page.contains("an extension the organisers granted"),
+        "{page}"
+    );
+    assert!(
+        page.contains("Your team's limits were set by the organisers"),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("(closes {own} for your team)")),
+        "{page}"
+    );
+    let (_, page) = s.get(&alice_token, "/challenges/cinc2017").await;
+    assert!(!page.contains("for your team: "));
+    let (_, page) = s.get(&alice_token, "/challenges/cinc2017/submit").await;
+    assert!(!page.contains("an extension the organisers granted"));
+    assert!(!page.contains("Your team's limits were set"));
+
+    // Revoked and removed through the console.
+    for (path, done) in [
+        ("/organiser/extensions/revoke", "extension-revoked"),
+        ("/organiser/quotas/remove", "quota-removed"),
+    ] {
+        let (status, to) = s
+            .post(
+                &org,
+                path,
+                &[
+                    ("challenge", "cinc2017"),
+                    ("phase", "official"),
+                    ("team", &beta_id),
+                ],
+            )
+            .await;
+        assert_eq!(
+            (status, to),
+            (303, format!("/organiser?done={done}&id=cinc2017&name=Beta"))
+        );
+    }
+    assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_none());
+    assert!(
+        s.t.quota_override(phase.id, beta.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // The baseline's scored entry is on the leaderboard page with its badge.
+    let (worker, _) = s.t.create_worker("w1").await.unwrap();
+    for (team, v) in [(&beta, 0.8), (&base, 0.4)] {
+        s.t.submit(&store::NewSubmission {
+            team: team.id,
+            phase: phase.id,
+            entry_sha256: format!("{:064x}", (v * 10.0) as u64),
+            entry_path: "entries/x.zip".into(),
+            method_name: None,
+            method_description: None,
+        })
+        .await
+        .unwrap();
+        let job =
+            s.t.take_job(worker.id, Duration::from_secs(60), None)
+                .await
+                .unwrap()
+                .unwrap();
+        let figure = store::Figure {
+            key: "score".into(),
+            value: Some(v),
+            better: store::Better::Higher,
+        };
+        s.t.report(
+            worker.id,
+            job.attempt,
+            &store::Report {
+                outcome: store::Outcome::Scored,
+                result_json: Some("{}".into()),
+                private_json: None,
+                figures: vec![figure.clone()],
+                quiz_figures: vec![figure],
+                scorer_version: judge::rescore::SCORER_VERSION.into(),
+                judge_version: "judge 0.1.0".into(),
+                message: None,
+                runtime_lock: None,
+                warnings: Vec::new(),
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let (status, board) = s
+        .get(&alice_token, "/challenges/cinc2017/leaderboard")
+        .await;
+    assert_eq!(status, 200);
+    let badge = "<span class=\"badge baseline\"";
+    assert_eq!(board.matches(badge).count(), 1, "{board}");
+    let trivial = board.find("Trivial").expect("the baseline's row");
+    assert!(
+        board[trivial..].starts_with(&format!("Trivial {badge}")),
+        "{}",
+        &board[trivial..trivial + 80]
+    );
+    assert!(board.find("Beta").unwrap() < trivial, "ranked after Beta");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite() {
+    pages_of_team_rules(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres() {
+    pages_of_team_rules(Backend::Postgres).await;
+}
