@@ -12,6 +12,7 @@ mod queue;
 mod records;
 mod rules;
 mod state_machine;
+mod workers;
 
 /// `both!(name)`: the async fn `name(&TestStore)` as two tests, `name::sqlite` and
 /// `name::postgres`.

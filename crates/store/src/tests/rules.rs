@@ -217,7 +217,7 @@ mod migration_0003 {
 }
 
 async fn fills_results_stored_before_it(backend: Backend) {
-    let t = TestStore::at(backend, Some(2)).await;
+    let t = TestStore::without_migration(backend, Some(3)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
     let a = team(&t, &f, "a").await;
     let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
@@ -275,7 +275,7 @@ mod migration_0005 {
 }
 
 async fn keeps_old_figures_as_the_exams(backend: Backend) {
-    let t = TestStore::at(backend, Some(3)).await;
+    let t = TestStore::without_migration(backend, Some(5)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
     let a = team(&t, &f, "a").await;
     let s = t.submit(&entry(&a, &f, 7)).await.unwrap();
