@@ -42,7 +42,7 @@ pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
         .collect()
 }
 
-async fn challenge_view(
+pub(crate) async fn challenge_view(
     app: &App,
     c: &store::Challenge,
     organiser: bool,
@@ -65,6 +65,9 @@ async fn challenge_view(
         ranking: ranking(&j),
         created_at: c.created_at,
         phases: phases.iter().map(|p| PhaseView::new(p, now)).collect(),
+        judging_paused: c.paused.is_some(),
+        paused_at: c.paused.as_ref().map(|p| p.at),
+        pause_reason: c.paused.as_ref().map(|p| p.why.clone()),
     })
 }
 
