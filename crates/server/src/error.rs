@@ -135,7 +135,7 @@ impl From<store::Error> for ApiError {
             E::WrongVersion { .. } => ApiError::conflict("wrong_version", e.to_string()),
             E::WorkerState { from, .. } => {
                 let state = crate::views::WorkerStateName::from(from);
-                ApiError::conflict("worker_state", e.to_string()).with("state", state)
+                ApiError::conflict("worker_state", e.to_string()).with("worker_state", state)
             }
             E::PauseState { paused, .. } => {
                 ApiError::conflict("pause_state", e.to_string()).with("judging_paused", paused)

@@ -73,7 +73,8 @@ pub struct ErrorDetail {
     /// `bad_credentials`, `worker_token`, `forbidden`, `not_member`, `not_found`,
     /// `exists`, `already_in_team`, `invitation_not_pending`, `state_conflict`,
     /// `quota_spent`, `phase_closed`, `no_open_phase`, `too_large`, `invalid`,
-    /// `invalid_entry`, `rate_limited`, `internal`, …
+    /// `invalid_entry`, `rate_limited`, `internal`, `worker_state`, `pause_state`,
+    /// `worker_draining`, `wrong_version`, …
     pub code: String,
     /// For the person.
     pub message: String,
@@ -91,6 +92,12 @@ pub struct ErrorDetail {
     pub at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateName>,
+    /// With `worker_state`: the worker's state now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_state: Option<WorkerStateName>,
+    /// With `pause_state`: whether the challenge's judging is paused now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judging_paused: Option<bool>,
 }
 
 // ---- accounts ----

@@ -151,7 +151,7 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
     checked.heartbeat(wid, job.attempt, LEASE).await.unwrap();
     let a = h.post_empty(org, &drain).await;
     assert_eq!((a.status, a.code()), (409, "worker_state"), "{a:?}");
-    assert_eq!(a.json["error"]["state"], "draining");
+    assert_eq!(a.json["error"]["worker_state"], "draining");
     // Disable: the running attempt ends as an error, never charged, queued again.
     let a = h
         .post_empty(org, &format!("/api/v1/workers/{id}/disable"))
