@@ -10,6 +10,12 @@
 //!   the attempt, the worker was disabled — and the worker stops the run;
 //! - [`Dispatch::report`]: how the attempt ended, accepted once.
 //!
+//! Before its first take a worker announces what it runs (judge version, runtime lock,
+//! slots, host): a worker of another build than the server's is refused
+//! ([`DispatchError::WrongVersion`]), and so are a draining worker's takes and a
+//! disabled worker's everything. These rules are the store's (`store::Store::
+//! announce_worker`, `take_job`), so every backend keeps them alike.
+//!
 //! The trait returns boxed futures, so that backends are interchangeable behind
 //! `Arc<dyn Dispatch>` (the binary picks one at run time). [`LocalQueue`] is the
 //! backend of one machine: the store itself (`store::Store::take_job`, `heartbeat`,
@@ -31,7 +37,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use local::{LocalDispatch, LocalQueue, QueueConfig, Reconciler};
-pub use store::{AttemptKey, Definition, Job, Manifest, Report, ResultId, State, WorkerId};
+pub use store::{
+    Announcement, AttemptKey, Blame, Build, Definition, Job, Manifest, Report, ResultId, State,
+    WorkerId,
+};
 
 /// A future a [`Dispatch`] returns (boxed, so that the trait is object safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -95,9 +104,35 @@ pub enum DispatchError {
     /// stranger's. Nothing was changed; do not try again.
     #[error("attempt {attempt} refused: {why}")]
     Refused { attempt: AttemptKey, why: String },
-    /// This worker is disabled: it may not take jobs or report.
-    #[error("worker {0:?} is disabled")]
+    /// This worker is disabled: it may not take jobs, heartbeat or report (an organiser
+    /// enables it again).
+    #[error(
+        "worker {0:?} is disabled: it takes no job until an organiser enables it \
+         (POST /api/v1/workers/{{id}}/enable)"
+    )]
     WorkerDisabled(String),
+    /// This worker is draining: it finishes its running attempts and takes no new job
+    /// (an organiser enables it again).
+    #[error(
+        "worker {0:?} is draining: it finishes its running attempts and takes no new job \
+         until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
+    )]
+    WorkerDraining(String),
+    /// This worker runs another judge build than the server: it may not take jobs.
+    /// `worker` is what it announced (`None`: nothing).
+    #[error(
+        "worker {name:?} runs {}, the server runs {server}: install the server's \
+         physiojudge (the same version and runtime lock) on that machine and start the \
+         worker again", match .worker {
+            Some(b) => b.to_string(),
+            None => "a judge it did not announce".to_owned(),
+        }
+    )]
+    WrongVersion {
+        name: String,
+        worker: Option<Build>,
+        server: Build,
+    },
     /// The queue's store failed (a database fault, not a refusal): worth trying again.
     #[error(transparent)]
     Store(store::Error),
@@ -110,6 +145,16 @@ impl From<store::Error> for DispatchError {
                 DispatchError::Refused { attempt, why }
             }
             store::Error::WorkerDisabled(name) => DispatchError::WorkerDisabled(name),
+            store::Error::WorkerDraining(name) => DispatchError::WorkerDraining(name),
+            store::Error::WrongVersion {
+                worker,
+                announced,
+                server,
+            } => DispatchError::WrongVersion {
+                name: worker,
+                worker: announced,
+                server,
+            },
             e => DispatchError::Store(e),
         }
     }
@@ -139,10 +184,23 @@ pub trait Dispatch: Send + Sync {
         progress: &'a RunProgress,
     ) -> BoxFuture<'a, Result<Standing, DispatchError>>;
 
-    /// How the attempt ended; accepted once ([`DispatchError::Refused`] after that).
+    /// How the attempt ended; accepted once ([`DispatchError::Refused`] after that). An
+    /// `error` is the worker's own ([`Blame::Worker`]: it counts towards disabling the
+    /// worker after repeated ones).
     fn report<'a>(
         &'a self,
         lease: &'a Lease,
         report: &'a Report,
+    ) -> BoxFuture<'a, Result<ResultId, DispatchError>> {
+        self.report_blamed(lease, report, Blame::Worker)
+    }
+
+    /// [`Dispatch::report`], saying whose an `error` is: [`Blame::Elsewhere`] for a run
+    /// that was stopped (the worker shutting down), which is not held against it.
+    fn report_blamed<'a>(
+        &'a self,
+        lease: &'a Lease,
+        report: &'a Report,
+        blame: Blame,
     ) -> BoxFuture<'a, Result<ResultId, DispatchError>>;
 }

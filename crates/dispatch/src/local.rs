@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use store::{
-    AttemptKey, Error, NewSubmission, Outcome, Reconciled, Report, ResultId, Store, Submission,
-    SubmissionId, UserId, WorkerId,
+    Announcement, AttemptKey, Blame, Error, NewSubmission, Outcome, Reconciled, Report, ResultId,
+    Store, Submission, SubmissionId, UserId, WorkerId,
 };
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -201,12 +202,43 @@ impl LocalQueue {
     }
 
     /// A worker's view of this queue. `challenges` limits its jobs to those (the ones it
-    /// has data for); `None` takes any.
+    /// has data for); `None` takes any. It announces the server's own build (the
+    /// store's, [`Store::build`]) before its first take: a worker in the server's
+    /// process runs the server's judge by construction.
     pub fn dispatcher(&self, worker: WorkerId, challenges: Option<Vec<String>>) -> LocalDispatch {
+        let announcement = self.inner.store.build().map(|build| Announcement {
+            build: build.clone(),
+            slots: None,
+            host: None,
+        });
+        self.dispatcher_announcing(worker, challenges, announcement)
+    }
+
+    /// [`LocalQueue::dispatcher`] for a worker that says what it runs: `announcement` is
+    /// given to the store before the first take ([`Store::announce_worker`]), and a take
+    /// of a worker of another build than the server's is refused
+    /// ([`DispatchError::WrongVersion`]).
+    pub fn dispatcher_as(
+        &self,
+        worker: WorkerId,
+        challenges: Option<Vec<String>>,
+        announcement: Announcement,
+    ) -> LocalDispatch {
+        self.dispatcher_announcing(worker, challenges, Some(announcement))
+    }
+
+    fn dispatcher_announcing(
+        &self,
+        worker: WorkerId,
+        challenges: Option<Vec<String>>,
+        announcement: Option<Announcement>,
+    ) -> LocalDispatch {
         LocalDispatch {
             queue: self.clone(),
             worker,
             challenges,
+            announcement: announcement.map(Arc::new),
+            announced: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -252,6 +284,11 @@ pub struct LocalDispatch {
     queue: LocalQueue,
     worker: WorkerId,
     challenges: Option<Vec<String>>,
+    /// What the worker says it runs, announced before its first take.
+    announcement: Option<Arc<Announcement>>,
+    /// Whether the store accepted the announcement (shared by the dispatcher's clones:
+    /// the slots of one worker).
+    announced: Arc<AtomicBool>,
 }
 
 /// `rel` under `root`, if it is a plain relative path (no `..`, no root, no prefix): a
@@ -296,7 +333,26 @@ impl LocalDispatch {
         })
     }
 
+    /// Announces the worker once (again after a refusal: the refusal stays on record
+    /// for organisers, and the store checks every take anyway).
+    async fn announce(&self) -> Result<(), DispatchError> {
+        let Some(a) = &self.announcement else {
+            return Ok(());
+        };
+        if self.announced.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.queue
+            .inner
+            .store
+            .announce_worker(self.worker, a)
+            .await?;
+        self.announced.store(true, Ordering::Release);
+        Ok(())
+    }
+
     async fn take_inner(&self, wait: Duration) -> Result<Option<Assignment>, DispatchError> {
+        self.announce().await?;
         let inner = &self.queue.inner;
         let deadline = Instant::now() + wait;
         let mut woken = inner.wake.subscribe();
@@ -317,7 +373,8 @@ impl LocalDispatch {
                         // that it is retried (or shown) rather than left to lapse.
                         tracing::error!(attempt = %key, "cannot hand out the job: {why}");
                         let lease = self.lease(key, expires);
-                        self.report_inner(&lease, &error_report(why)).await?;
+                        self.report_inner(&lease, &error_report(why), Blame::Elsewhere)
+                            .await?;
                         continue;
                     }
                 }
@@ -387,11 +444,12 @@ impl LocalDispatch {
         &self,
         lease: &Lease,
         report: &Report,
+        blame: Blame,
     ) -> Result<ResultId, DispatchError> {
         let inner = &self.queue.inner;
         let id = inner
             .store
-            .report(self.worker, lease.attempt, report)
+            .report_blamed(self.worker, lease.attempt, report, blame)
             .await?;
         self.queue.forget(lease.attempt);
         if report.outcome == Outcome::Error {
@@ -435,12 +493,13 @@ impl Dispatch for LocalDispatch {
         Box::pin(self.heartbeat_inner(lease, progress))
     }
 
-    fn report<'a>(
+    fn report_blamed<'a>(
         &'a self,
         lease: &'a Lease,
         report: &'a Report,
+        blame: Blame,
     ) -> BoxFuture<'a, Result<ResultId, DispatchError>> {
-        Box::pin(self.report_inner(lease, report))
+        Box::pin(self.report_inner(lease, report, blame))
     }
 }
 

@@ -5,7 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dispatch::{Dispatch, DispatchError, LocalQueue, QueueConfig, RunProgress, Standing};
+use dispatch::{
+    Announcement, Blame, Build, Dispatch, DispatchError, LocalQueue, QueueConfig, RunProgress,
+    Standing,
+};
 use store::testing::TestStore;
 use store::{
     Backend, Better, Definition, Figure, NewPhase, NewSubmission, Outcome, Phase, Quota, Reason,
@@ -326,4 +329,260 @@ async fn an_entry_path_out_of_the_state_folder_is_an_error(backend: Backend) {
     let history = f.t.history(s.id).await.unwrap();
     assert!(history.iter().any(|h| matches!(&h.reason,
         Reason::JudgeError { message, .. } if message.contains("leads out of the state folder"))));
+}
+
+both!(
+    a_draining_worker_finishes_its_run_and_takes_nothing,
+    a_disabled_worker_s_run_is_retried_elsewhere,
+    a_worker_of_another_build_is_refused,
+    repeated_errors_disable_a_worker,
+    a_paused_challenge_s_job_waits_while_another_s_is_taken,
+);
+
+fn judge_error() -> Report {
+    Report {
+        outcome: Outcome::Error,
+        result_json: None,
+        private_json: None,
+        figures: Vec::new(),
+        quiz_figures: Vec::new(),
+        scorer_version: "score 0.1.0".into(),
+        judge_version: "0.1.0".into(),
+        message: Some("judge error (machine fault): out of memory".into()),
+        runtime_lock: None,
+        warnings: Vec::new(),
+    }
+}
+
+fn server_build() -> Build {
+    Build {
+        judge_version: "0.2.0".into(),
+        runtime_lock: "sha256:00112233aabbccdd".into(),
+    }
+}
+
+async fn a_draining_worker_finishes_its_run_and_takes_nothing(backend: Backend) {
+    let f = fixture(backend).await;
+    let (a, b) = (f.team("a").await, f.team("b").await);
+    let a1 = f.submit(&a, 1).await;
+    let b1 = f.submit(&b, 2).await;
+    let w = f.worker("w1").await;
+    let run = w.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(run.job.attempt.submission, a1.id);
+    f.t.drain_worker(w.worker(), None, "kernel update")
+        .await
+        .unwrap();
+    // Its run goes on: heartbeats hold the lease, the report is accepted.
+    assert!(matches!(
+        w.heartbeat(&run.lease, &RunProgress::default())
+            .await
+            .unwrap(),
+        Standing::Held { .. }
+    ));
+    w.report(&run.lease, &scored()).await.unwrap();
+    assert_eq!(f.state(&a1).await, State::Scored);
+    // No new take, with a refusal that says why and what to do.
+    let e = w.take(Duration::ZERO).await.unwrap_err();
+    assert!(matches!(e, DispatchError::WorkerDraining(_)), "{e}");
+    assert!(e.to_string().contains("enable"), "{e}");
+    assert!(!e.is_transient());
+    assert_eq!(f.state(&b1).await, State::Queued);
+    // Enabled again, it takes b1.
+    f.t.enable_worker(w.worker(), None, "done").await.unwrap();
+    let next = w.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(next.job.attempt.submission, b1.id);
+}
+
+async fn a_disabled_worker_s_run_is_retried_elsewhere(backend: Backend) {
+    let f = fixture(backend).await;
+    let team = f.team("a").await;
+    let s = f.submit(&team, 1).await;
+    let (w1, w2) = (f.worker("w1").await, f.worker("w2").await);
+    let run = w1.take(Duration::ZERO).await.unwrap().expect("a job");
+    // An idle worker waiting (its poll is an hour away) is woken by the requeue.
+    let waiting = tokio::spawn({
+        let w2 = w2.clone();
+        async move { w2.take(Duration::from_secs(30)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, ended) =
+        f.t.disable_worker(w1.worker(), None, "disk failing")
+            .await
+            .unwrap();
+    assert_eq!(ended.requeued, vec![s.id]);
+    f.queue.wake();
+    // At its next heartbeat, w1 learns to stop; its report would be refused.
+    assert!(matches!(
+        w1.heartbeat(&run.lease, &RunProgress::default())
+            .await
+            .unwrap(),
+        Standing::Lost { .. }
+    ));
+    assert!(matches!(
+        w1.report(&run.lease, &scored()).await.unwrap_err(),
+        DispatchError::WorkerDisabled(_)
+    ));
+    let retry = waiting.await.unwrap().unwrap().expect("attempt 2");
+    assert_eq!(retry.job.attempt.submission, s.id);
+    assert_eq!(retry.job.attempt.number, 2);
+    w2.report(&retry.lease, &scored()).await.unwrap();
+    // Never charged: the error attempt is not the entry's, and not w1's own either.
+    let attempts = f.t.attempts(s.id).await.unwrap();
+    let outcomes: Vec<_> = attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(outcomes, [Some(Outcome::Error), Some(Outcome::Scored)]);
+    let status = f.t.worker_statuses().await.unwrap();
+    let w1s = status.iter().find(|s| s.worker.id == w1.worker()).unwrap();
+    assert_eq!(w1s.recent_errors, 0);
+}
+
+async fn a_worker_of_another_build_is_refused(backend: Backend) {
+    let f = fixture(backend).await;
+    let store = f.t.store.clone().with_build(server_build());
+    let queue = LocalQueue::new(store, f.queue.config().clone());
+    let team = f.team("a").await;
+    let s = f.submit(&team, 1).await;
+    let old_id = queue.register_worker("old").await.unwrap();
+    let old = queue.dispatcher_as(
+        old_id,
+        None,
+        Announcement {
+            build: Build {
+                judge_version: "0.1.0".into(),
+                ..server_build()
+            },
+            slots: Some(2),
+            host: Some("lab-3".into()),
+        },
+    );
+    match old.take(Duration::ZERO).await.unwrap_err() {
+        DispatchError::WrongVersion {
+            name,
+            worker,
+            server,
+        } => {
+            assert_eq!(name, "old");
+            assert_eq!(worker.unwrap().judge_version, "0.1.0");
+            assert_eq!(server, server_build());
+        }
+        e => panic!("{e}"),
+    }
+    let e = old.take(Duration::ZERO).await.unwrap_err();
+    assert!(e.to_string().contains("judge 0.1.0"), "{e}");
+    assert!(e.to_string().contains("judge 0.2.0"), "{e}");
+    assert!(!e.is_transient());
+    // The refusal is on the worker's record, with what it announced.
+    let w = f.t.worker(old_id).await.unwrap();
+    assert!(w.refusal.is_some());
+    assert_eq!((w.slots, w.host.as_deref()), (Some(2), Some("lab-3")));
+    assert_eq!(f.state(&s).await, State::Queued);
+    // The local pool's dispatcher runs the server's build by construction.
+    let local_id = queue.register_worker("local").await.unwrap();
+    let local = queue.dispatcher(local_id, None);
+    let a = local.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(a.job.attempt.submission, s.id);
+    assert_eq!(
+        f.t.worker(local_id).await.unwrap().build,
+        Some(server_build())
+    );
+}
+
+async fn repeated_errors_disable_a_worker(backend: Backend) {
+    let f = fixture(backend).await;
+    let store = f.t.store.clone().with_policy(store::Policy {
+        max_attempts: 10,
+        ..store::Policy::default()
+    });
+    let queue = LocalQueue::new(store, f.queue.config().clone());
+    let team = f.team("a").await;
+    let s = f.submit(&team, 1).await;
+    let id = queue.register_worker("flaky").await.unwrap();
+    let w = queue.dispatcher(id, None);
+    // Stopped runs (the worker shutting down) are not its fault.
+    for _ in 0..3 {
+        let a = w.take(Duration::ZERO).await.unwrap().expect("a job");
+        w.report_blamed(&a.lease, &judge_error(), Blame::Elsewhere)
+            .await
+            .unwrap();
+    }
+    // Three errors of its own in a row: disabled, and the list says why.
+    for _ in 0..3 {
+        let a = w.take(Duration::ZERO).await.unwrap().expect("a job");
+        w.report(&a.lease, &judge_error()).await.unwrap();
+    }
+    assert!(matches!(
+        w.take(Duration::ZERO).await.unwrap_err(),
+        DispatchError::WorkerDisabled(_)
+    ));
+    let worker = f.t.worker(id).await.unwrap();
+    assert_eq!(worker.state, store::WorkerState::Disabled);
+    assert!(matches!(
+        worker.state_reason,
+        Some(store::WorkerStateReason::RepeatedErrors { count: 3, .. })
+    ));
+    // The submission waits for another worker (6 attempts of 10 used).
+    assert_eq!(f.state(&s).await, State::Queued);
+    let other = f.worker("steady").await;
+    let a = other.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(a.job.attempt.number, 7);
+}
+
+async fn a_paused_challenge_s_job_waits_while_another_s_is_taken(backend: Backend) {
+    let f = fixture(backend).await;
+    let data = f._dirs.path().join("data");
+    f.t.create_challenge(
+        "other",
+        "Other",
+        Definition::Builtin("cinc2017".into()),
+        &data,
+    )
+    .await
+    .unwrap();
+    let now = f.t.now();
+    let phase =
+        f.t.create_phase(
+            "other",
+            &NewPhase {
+                name: "open".into(),
+                opens: now - chrono::Duration::days(1),
+                closes: now + chrono::Duration::days(1),
+                selection_closes: None,
+                quota: Quota::default(),
+                scored_split: Split::Exam,
+                show_exam: false,
+                rule: Rule::Best,
+            },
+        )
+        .await
+        .unwrap();
+    f.t.pause_challenge("cinc2017", None, "data fix")
+        .await
+        .unwrap();
+    let a = f.team("a").await;
+    let paused = f.submit(&a, 1).await;
+    let u =
+        f.t.create_user("o-user", Role::Participant, None)
+            .await
+            .unwrap();
+    let o = f.t.create_team("other", "o", u.id).await.unwrap();
+    let later = f
+        .queue
+        .submit(&NewSubmission {
+            team: o.id,
+            phase: phase.id,
+            entry_sha256: format!("{:064x}", 2),
+            entry_path: format!("entries/{}/2.zip", o.id),
+            method_name: None,
+            method_description: None,
+        })
+        .await
+        .unwrap();
+    let w = f.worker("w1").await;
+    let got = w.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(got.job.attempt.submission, later.id);
+    w.report(&got.lease, &scored()).await.unwrap();
+    assert!(w.take(Duration::ZERO).await.unwrap().is_none());
+    assert_eq!(f.state(&paused).await, State::Queued);
+    f.t.resume_challenge("cinc2017").await.unwrap();
+    let got = w.take(Duration::ZERO).await.unwrap().expect("a job");
+    assert_eq!(got.job.attempt.submission, paused.id);
 }

@@ -93,7 +93,11 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
-        let store = open_store(&state, a.database.as_deref()).await?;
+        // Workers of another judge build than this one are refused (docs/service.md,
+        // "Workers"); the local pool runs this one.
+        let store = open_store(&state, a.database.as_deref())
+            .await?
+            .with_build(worker::this_build());
         // The local queue, its reconciler (lapsed leases become `error` and queue again)
         // and worker slots (docs/service.md, "Queue and workers"). The server tells the
         // queue of every upload and requeue, so an idle slot starts at once.

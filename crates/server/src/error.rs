@@ -131,6 +131,17 @@ impl From<store::Error> for ApiError {
             }
             E::BadToken => ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", e.to_string()),
             E::WorkerDisabled(_) => ApiError::forbidden(e.to_string()),
+            E::WorkerDraining(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
+            }
+            E::WrongVersion { .. } => ApiError::conflict("wrong_version", e.to_string()),
+            E::WorkerState { from, .. } => {
+                let state = crate::views::WorkerStateName::from(from);
+                ApiError::conflict("worker_state", e.to_string()).with("worker_state", state)
+            }
+            E::PauseState { paused, .. } => {
+                ApiError::conflict("pause_state", e.to_string()).with("judging_paused", paused)
+            }
             E::AttemptRefused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
             E::DataChanged { .. } => ApiError::conflict("data_changed", e.to_string()),
             E::NotPublishable { ref blockers, .. } => {

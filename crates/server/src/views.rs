@@ -52,6 +52,12 @@ word!(
     /// Which way a ranking number is better.
     BetterName <=> Better { Higher, Lower }
 );
+word!(
+    /// What a worker may do: `enabled` takes jobs; `draining` finishes its running
+    /// attempts and takes no new job; `disabled` takes nothing (docs/service.md,
+    /// "Workers").
+    WorkerStateName <=> WorkerState { Enabled, Draining, Disabled }
+);
 
 /// The error object every refusal carries. Refusals decided by figures carry them too:
 /// `quota` and `next_slot_at` (409 `quota_spent`), `phase`, `opens`, `closes`, `at`
@@ -67,7 +73,8 @@ pub struct ErrorDetail {
     /// `bad_credentials`, `worker_token`, `forbidden`, `not_member`, `not_found`,
     /// `exists`, `already_in_team`, `invitation_not_pending`, `state_conflict`,
     /// `quota_spent`, `phase_closed`, `no_open_phase`, `too_large`, `invalid`,
-    /// `invalid_entry`, `rate_limited`, `internal`, …
+    /// `invalid_entry`, `rate_limited`, `internal`, `worker_state`, `pause_state`,
+    /// `worker_draining`, `wrong_version`, …
     pub code: String,
     /// For the person.
     pub message: String,
@@ -89,6 +96,12 @@ pub struct ErrorDetail {
     pub at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateName>,
+    /// With `worker_state`: the worker's state now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_state: Option<WorkerStateName>,
+    /// With `pause_state`: whether the challenge's judging is paused now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judging_paused: Option<bool>,
 }
 
 // ---- accounts ----
@@ -294,6 +307,15 @@ pub struct ChallengeView {
     pub created_at: DateTime<Utc>,
     /// By opening time (in the list of challenges too).
     pub phases: Vec<PhaseView>,
+    /// Whether its judging is paused: submissions are still accepted and queued, and
+    /// no worker takes one until an organiser resumes judging.
+    pub judging_paused: bool,
+    /// Since when it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
+    /// Why, in the organiser's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<String>,
 }
 
 /// A phase's quota per team: a number (the total over the phase) or the limits.
@@ -593,6 +615,9 @@ pub struct SubmissionView {
     /// While queued: 1 + the queued submissions received before it (all teams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_position: Option<u32>,
+    /// The challenge's judging is paused: a queued submission waits (it keeps its
+    /// place) until an organiser resumes judging.
+    pub judging_paused: bool,
     pub selected: bool,
     /// From the current attempt's `result.json`, once it has one.
     pub stages: Vec<StageView>,
@@ -979,6 +1004,51 @@ impl ExtensionView {
     }
 }
 
+/// A judge build: a worker of another than the server's is refused.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BuildView {
+    pub judge_version: String,
+    pub runtime_lock: String,
+}
+
+impl From<&store::Build> for BuildView {
+    fn from(b: &store::Build) -> BuildView {
+        BuildView {
+            judge_version: b.judge_version.clone(),
+            runtime_lock: b.runtime_lock.clone(),
+        }
+    }
+}
+
+/// Why a worker's state last changed.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WorkerReasonView {
+    /// `organiser` (an organiser's or operator's decision) or `repeated_errors`
+    /// (disabled automatically).
+    pub kind: String,
+    /// The reason in words.
+    pub message: String,
+    /// For `repeated_errors`: the attempts that ended in errors, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<AttemptRef>,
+}
+
+/// One attempt of a submission.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct AttemptRef {
+    pub submission: Uuid,
+    pub attempt: u32,
+}
+
+impl From<&store::AttemptKey> for AttemptRef {
+    fn from(k: &store::AttemptKey) -> AttemptRef {
+        AttemptRef {
+            submission: k.submission.0,
+            attempt: k.number,
+        }
+    }
+}
+
 /// A team's own quota for a phase (`PUT …/quotas/{team}`): each limit given replaces
 /// the phase's (higher or lower); those absent stay the phase's. At least one.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
@@ -1052,9 +1122,116 @@ impl QuotaOverrideView {
     }
 }
 
+/// The last time a worker was refused for its build, and the refusal's message (both
+/// builds and what to do). Cleared when it announces the server's build.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RefusalView {
+    pub at: DateTime<Utc>,
+    pub message: String,
+}
+
+/// A worker as organisers see it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WorkerView {
+    pub id: Uuid,
+    pub name: String,
+    pub state: WorkerStateName,
+    /// When its state last changed, by whom (absent: automatically or at the command
+    /// line) and why; absent if it never changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_changed_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_changed_by: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_reason: Option<WorkerReasonView>,
+    /// The last time it took a job, heartbeat or reported (absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat: Option<DateTime<Utc>>,
+    /// The judge version and runtime lock it announced (absent: it never did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_lock: Option<String>,
+    /// Whether what it announced is the server's build (false: its takes are refused).
+    pub build_matches: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub announced_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<RefusalView>,
+    /// Its attempts running now.
+    pub running_attempts: u32,
+    pub running: Vec<AttemptRef>,
+    /// Attempts that ended in an error of its own (a judge or machine fault, a lost
+    /// lease; not an entry's failure, not a stop) in the last 24 hours.
+    pub recent_errors: u32,
+    /// Its latest attempts in a row that ended in errors of its own, since its state
+    /// last changed; at `error_limit` it is disabled automatically.
+    pub error_streak: u32,
+    pub created_at: DateTime<Utc>,
+}
+
+impl WorkerView {
+    pub fn new(s: &store::WorkerStatus, server: &store::Build) -> WorkerView {
+        let w = &s.worker;
+        WorkerView {
+            id: w.id.0,
+            name: w.name.clone(),
+            state: w.state.into(),
+            state_changed_at: w.state_changed_at,
+            state_changed_by: w.state_changed_by.map(|u| u.0),
+            state_reason: w.state_reason.as_ref().map(|r| WorkerReasonView {
+                kind: match r {
+                    store::WorkerStateReason::Organiser { .. } => "organiser",
+                    store::WorkerStateReason::RepeatedErrors { .. } => "repeated_errors",
+                }
+                .to_owned(),
+                message: r.to_string(),
+                attempts: match r {
+                    store::WorkerStateReason::RepeatedErrors { last, .. } => {
+                        last.iter().map(Into::into).collect()
+                    }
+                    store::WorkerStateReason::Organiser { .. } => Vec::new(),
+                },
+            }),
+            last_heartbeat: w.last_seen_at,
+            version: w.build.as_ref().map(|b| b.judge_version.clone()),
+            runtime_lock: w.build.as_ref().map(|b| b.runtime_lock.clone()),
+            build_matches: w.build.as_ref() == Some(server),
+            slots: w.slots,
+            host: w.host.clone(),
+            announced_at: w.announced_at,
+            refusal: w.refusal.as_ref().map(|r| RefusalView {
+                at: r.at,
+                message: r.message.clone(),
+            }),
+            running_attempts: u32::try_from(s.running.len()).unwrap_or(u32::MAX),
+            running: s.running.iter().map(Into::into).collect(),
+            recent_errors: s.recent_errors,
+            error_streak: s.error_streak,
+            created_at: w.created_at,
+        }
+    }
+}
+
 /// Marks a team as a baseline or not (`PUT /api/v1/teams/{id}/baseline`).
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BaselineRequest {
     pub baseline: bool,
+}
+
+/// Every worker, and what they are checked against.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WorkersView {
+    /// The server's judge build: a worker of another is refused.
+    pub server: BuildView,
+    /// A worker whose last this many attempts ended in errors of its own is disabled
+    /// automatically (0: never).
+    pub error_limit: u32,
+    /// By name.
+    pub workers: Vec<WorkerView>,
 }

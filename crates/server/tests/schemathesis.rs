@@ -3,8 +3,8 @@
 //! requests, valid and not, for every operation; no answer may be a 5xx, and every
 //! answer must be one the document declares, in the declared content type and shape.
 //!
-//! The server holds a challenge, an open phase, a team and one scored submission, and
-//! the operations' path ids point at them, so that the requests reach past "not found".
+//! The server holds a challenge, an open phase, a team, one scored submission and the
+//! worker that judged it, and the operations' path ids point at them, so that the requests reach past "not found".
 //! It runs twice: as an organiser and as the team's participant.
 //!
 //! `PHYSIOJUDGE_SCHEMATHESIS` names the `schemathesis` program; without it the test says
@@ -43,6 +43,8 @@ async fn schemathesis_finds_no_5xx_and_no_schema_violation() {
     assert_eq!(a.status, 201, "{a:?}");
     let submission = a.json["id"].as_str().unwrap().to_owned();
     judge_next(&h, 0.75).await;
+    // The worker that judged it (judge_next registers it): the worker controls' paths.
+    let worker = h.t.workers().await.unwrap().remove(0).id;
 
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("schemathesis.toml");
@@ -61,6 +63,10 @@ parameters = {{ "path.id" = "{submission}", "path.stage" = "quiz" }}
 [[operations]]
 include-path-regex = "^/api/v1/teams/"
 parameters = {{ "path.id" = "{team}" }}
+
+[[operations]]
+include-path-regex = "^/api/v1/workers/"
+parameters = {{ "path.id" = "{worker}" }}
 "#
         ),
     )

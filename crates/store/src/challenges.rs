@@ -8,12 +8,13 @@ use crate::db::{Row, args};
 use crate::manifest::{Manifest, sha256_hex};
 use crate::users::{exists, missing, nonempty, not_found};
 use crate::{
-    Challenge, Definition, Error, NewPhase, Phase, PhaseId, Quota, Rule, Split, Store, opt_time,
-    time, us,
+    Challenge, Definition, Error, NewPhase, Pause, Phase, PhaseId, Quota, Rule, Split, Store,
+    UserId, opt_time, time, us,
 };
 
 const CHALLENGE_COLUMNS: &str = "id, title, definition_kind, definition, definition_sha256, \
-                                 data_path, data_manifest, manifest_sha256, created_at";
+                                 data_path, data_manifest, manifest_sha256, created_at, \
+                                 paused_at, paused_by, pause_reason";
 
 fn challenge_from(r: &Row) -> Result<Challenge, Error> {
     let kind: String = r.get("definition_kind")?;
@@ -40,6 +41,17 @@ fn challenge_from(r: &Row) -> Result<Challenge, Error> {
         data_path: r.get("data_path")?,
         manifest,
         created_at: time(r.get("created_at")?)?,
+        paused: match opt_time(r.get("paused_at")?)? {
+            None => None,
+            Some(at) => Some(Pause {
+                at,
+                by: r
+                    .get::<Option<String>>("paused_by")?
+                    .map(|u| UserId::parse_stored(&u))
+                    .transpose()?,
+                why: r.get::<Option<String>>("pause_reason")?.unwrap_or_default(),
+            }),
+        },
     })
 }
 

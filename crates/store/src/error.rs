@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::model::{AttemptKey, QuotaStatus, State, SubmissionId};
+use crate::model::{AttemptKey, QuotaStatus, State, SubmissionId, WorkerState};
 
 /// Everything this crate can return as an error.
 #[derive(Debug, thiserror::Error)]
@@ -90,9 +90,51 @@ pub enum Error {
     #[error("unknown or revoked token")]
     BadToken,
 
-    /// The worker is disabled: it may not take jobs or report.
-    #[error("worker {0:?} is disabled")]
+    /// The worker is disabled: it may not take jobs, heartbeat or report.
+    #[error(
+        "worker {0:?} is disabled: it takes no job and its heartbeats and reports are \
+         refused until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
+    )]
     WorkerDisabled(String),
+
+    /// The worker is draining: it finishes its running attempts and takes no new job.
+    #[error(
+        "worker {0:?} is draining: it finishes its running attempts and takes no new job \
+         until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
+    )]
+    WorkerDraining(String),
+
+    /// The worker runs another judge build than the server: it may not take jobs.
+    #[error(
+        "worker {worker:?} runs {}, this server runs {server}: install the server's \
+         physiojudge (the same version and runtime lock) on that machine and start the \
+         worker again", match .announced {
+            Some(b) => b.to_string(),
+            None => "a judge it did not announce".to_owned(),
+        }
+    )]
+    WrongVersion {
+        worker: String,
+        /// What the worker announced (`None`: nothing).
+        announced: Option<crate::model::Build>,
+        server: crate::model::Build,
+    },
+
+    /// A worker's state change the worker state machine does not allow.
+    #[error("worker {worker:?} is {from}: it cannot become {to}{}", match (.from, .to) {
+        (f, t) if f == t => String::new(),
+        (WorkerState::Disabled, WorkerState::Draining) => " (enable it first)".to_owned(),
+        _ => String::new(),
+    })]
+    WorkerState {
+        worker: String,
+        from: WorkerState,
+        to: WorkerState,
+    },
+
+    /// Pausing a challenge whose judging is paused, or resuming one whose is not.
+    #[error("judging of challenge {challenge:?} is {}", if *.paused { "already paused" } else { "not paused" })]
+    PauseState { challenge: String, paused: bool },
 
     /// A result or a heartbeat for an attempt that is not the submission's current,
     /// running one of this worker: a duplicate, a late report after the lease lapsed

@@ -64,6 +64,7 @@ mod team_rules;
 mod teams;
 mod users;
 mod web;
+mod workers;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -105,6 +106,10 @@ pub struct Policy {
     /// Submissions of one team running at once: a team at the cap waits while other
     /// teams' submissions are queued, and is not taken while it is at the cap.
     pub team_running_cap: u32,
+    /// A worker whose last this many attempts ended in errors of its own (a judge or
+    /// machine fault, a lost lease; not an entry's `failed`, not a stop) is disabled
+    /// automatically, with the reason shown (docs/service.md, "Workers"). 0: never.
+    pub worker_error_limit: u32,
 }
 
 impl Default for Policy {
@@ -112,6 +117,7 @@ impl Default for Policy {
         Policy {
             max_attempts: 3,
             team_running_cap: 1,
+            worker_error_limit: 3,
         }
     }
 }
@@ -124,6 +130,8 @@ pub struct Store {
     policy: Policy,
     /// The scorer version leaderboards combine ([`Store::with_scorer_version`]).
     scorer_version: Option<Arc<str>>,
+    /// The judge build workers must run ([`Store::with_build`]).
+    build: Option<Arc<Build>>,
     /// Bumped (in this process) by every change a leaderboard may show: shared by the
     /// store's clones, so a cache of leaderboards knows when to derive them again.
     boards: Arc<AtomicU64>,
@@ -164,23 +172,26 @@ impl Store {
     /// `postgres://…` (or `postgresql://…`), `sqlite:PATH` or a plain path to a SQLite
     /// file; migrated to the current schema.
     pub async fn connect(url: &str) -> Result<Store, Error> {
-        Store::connect_upto(url, None).await
+        Store::connect_without_migration(url, None).await
     }
 
-    /// [`Store::connect`], with the schema brought only up to migration `upto` (tests of
-    /// a later migration on records stored before it).
-    pub(crate) async fn connect_upto(url: &str, upto: Option<i64>) -> Result<Store, Error> {
+    /// [`Store::connect`], with every migration but `without` (tests of that migration
+    /// on records stored before it; [`migrate`] applies it later).
+    pub(crate) async fn connect_without_migration(
+        url: &str,
+        without: Option<i64>,
+    ) -> Result<Store, Error> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(10)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect(url)
                 .await?;
-            Store::migrated(Db::Postgres(pool), upto).await
+            Store::migrated(Db::Postgres(pool), without).await
         } else if url.starts_with("sqlite:") {
             let opts =
                 SqliteConnectOptions::from_str(url).map_err(|_| Error::BadUrl(url.to_owned()))?;
-            Store::sqlite(opts, upto).await
+            Store::sqlite(opts, without).await
         } else if url.contains("://") || url.is_empty() {
             Err(Error::BadUrl(url.to_owned()))
         } else {
@@ -188,7 +199,7 @@ impl Store {
         }
     }
 
-    async fn sqlite(opts: SqliteConnectOptions, upto: Option<i64>) -> Result<Store, Error> {
+    async fn sqlite(opts: SqliteConnectOptions, without: Option<i64>) -> Result<Store, Error> {
         let opts = opts
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -200,16 +211,17 @@ impl Store {
             .acquire_timeout(Duration::from_secs(60))
             .connect_with(opts)
             .await?;
-        Store::migrated(Db::Sqlite(pool), upto).await
+        Store::migrated(Db::Sqlite(pool), without).await
     }
 
-    async fn migrated(db: Db, upto: Option<i64>) -> Result<Store, Error> {
-        migrate(&db, upto).await?;
+    async fn migrated(db: Db, without: Option<i64>) -> Result<Store, Error> {
+        migrate(&db, without).await?;
         Ok(Store {
             db,
             clock: Arc::new(Utc::now),
             policy: Policy::default(),
             scorer_version: None,
+            build: None,
             boards: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -240,6 +252,20 @@ impl Store {
 
     pub fn scorer_version(&self) -> Option<&str> {
         self.scorer_version.as_deref()
+    }
+
+    /// The same store, which hands jobs only to workers that announced this judge build
+    /// (the server's own): another worker's take is refused with
+    /// [`Error::WrongVersion`] (docs/service.md, "Workers"). Without it, any build may
+    /// take jobs (tests of the queue alone).
+    pub fn with_build(mut self, build: Build) -> Store {
+        self.build = Some(Arc::new(build));
+        self
+    }
+
+    /// The judge build workers must run, if the store checks it.
+    pub fn build(&self) -> Option<&Build> {
+        self.build.as_deref()
     }
 
     /// A number that changes whenever this process changes something a leaderboard
@@ -295,10 +321,13 @@ impl Store {
     }
 }
 
-/// Brings the schema up to date (or up to migration `upto`).
-pub(crate) async fn migrate(db: &Db, upto: Option<i64>) -> Result<(), Error> {
+/// Brings the schema up to date (but for migration `without`). The migrator applies
+/// every migration it has not applied yet, in order of version, whether or not a later
+/// one was applied before (so one left out is applied last; the versions need not be
+/// contiguous: there is no 0004).
+pub(crate) async fn migrate(db: &Db, without: Option<i64>) -> Result<(), Error> {
     let mut all = migrations(db);
-    all.retain(|m| upto.is_none_or(|u| m.version <= u));
+    all.retain(|m| without.is_none_or(|w| m.version != w));
     let migrator = Migrator::new(Embedded(all)).await?;
     match db {
         Db::Sqlite(p) => migrator.run(p).await?,
@@ -336,6 +365,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "team rules",
                 include_str!("../migrations/sqlite/0006_team_rules.sql"),
             ),
+            (
+                7,
+                "worker controls",
+                include_str!("../migrations/sqlite/0007_worker_controls.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -357,6 +391,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 6,
                 "team rules",
                 include_str!("../migrations/postgres/0006_team_rules.sql"),
+            ),
+            (
+                7,
+                "worker controls",
+                include_str!("../migrations/postgres/0007_worker_controls.sql"),
             ),
         ],
     };

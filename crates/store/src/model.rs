@@ -249,6 +249,108 @@ pub struct User {
     pub created_at: DateTime<Utc>,
 }
 
+word_enum!(
+    /// What a worker may do (docs/service.md, "Workers"). The allowed changes are
+    /// [`WorkerState::TRANSITIONS`], also the rows of the table `worker_transitions`
+    /// that each `worker_history` row names.
+    WorkerState {
+        /// Takes jobs.
+        Enabled = "enabled",
+        /// Finishes its running attempts (heartbeats and reports are accepted) and
+        /// takes no new job.
+        Draining = "draining",
+        /// Takes nothing; its heartbeats and reports are refused. Disabling it ends its
+        /// running attempts as `error` (not charged, retried by another worker).
+        Disabled = "disabled",
+    }
+);
+
+impl WorkerState {
+    /// Every allowed (from, to). A disabled worker is enabled before it may drain
+    /// (draining is for a worker that has runs to finish).
+    pub const TRANSITIONS: &'static [(WorkerState, WorkerState)] = &[
+        (WorkerState::Enabled, WorkerState::Draining),
+        (WorkerState::Enabled, WorkerState::Disabled),
+        (WorkerState::Draining, WorkerState::Enabled),
+        (WorkerState::Draining, WorkerState::Disabled),
+        (WorkerState::Disabled, WorkerState::Enabled),
+    ];
+
+    /// Whether a worker in this state may become `to`.
+    pub fn can_become(self, to: WorkerState) -> bool {
+        WorkerState::TRANSITIONS.contains(&(self, to))
+    }
+
+    /// Whether a worker in this state is handed new jobs.
+    pub fn takes_jobs(self) -> bool {
+        self == WorkerState::Enabled
+    }
+}
+
+/// Why a worker's state changed: stored as JSON with the worker and in its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerStateReason {
+    /// An organiser (or an operator at the command line) decided, in these words.
+    Organiser { why: String },
+    /// Its last `count` attempts (of those that ended with a verdict or an error of
+    /// its own) were errors of its own ([`crate::Policy::worker_error_limit`]).
+    RepeatedErrors { count: u32, last: Vec<AttemptKey> },
+}
+
+impl fmt::Display for WorkerStateReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkerStateReason::Organiser { why } => f.write_str(why),
+            WorkerStateReason::RepeatedErrors { count, last } => {
+                let list: Vec<String> = last.iter().map(|k| k.to_string()).collect();
+                write!(
+                    f,
+                    "disabled automatically: its last {count} attempts ended in errors of \
+                     its own ({})",
+                    list.join("; ")
+                )
+            }
+        }
+    }
+}
+
+/// The judge a worker runs: a worker of another build than the server's is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Build {
+    /// The judge's version (`physiojudge --version`).
+    pub judge_version: String,
+    /// The id of the runtime lock the judge installs entries' packages from.
+    pub runtime_lock: String,
+}
+
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "judge {} with runtime lock {}",
+            self.judge_version, self.runtime_lock
+        )
+    }
+}
+
+/// What a worker says of itself before it takes jobs ([`crate::Store::announce_worker`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Announcement {
+    pub build: Build,
+    /// Jobs it judges at once, if it says.
+    pub slots: Option<u32>,
+    /// Its machine's name, if it says.
+    pub host: Option<String>,
+}
+
+/// The last time a worker was refused for its build, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub at: DateTime<Utc>,
+    pub message: String,
+}
+
 /// A worker: a machine that takes jobs and reports results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Worker {
@@ -257,7 +359,63 @@ pub struct Worker {
     pub created_at: DateTime<Utc>,
     /// The last time it took a job, heartbeat or reported.
     pub last_seen_at: Option<DateTime<Utc>>,
-    pub disabled: bool,
+    pub state: WorkerState,
+    /// When, by whom (`None`: automatically, or at the command line) and why its state
+    /// last changed; `None` if it never did.
+    pub state_changed_at: Option<DateTime<Utc>>,
+    pub state_changed_by: Option<UserId>,
+    pub state_reason: Option<WorkerStateReason>,
+    /// What it announced last (`None`: it never did).
+    pub build: Option<Build>,
+    pub slots: Option<u32>,
+    pub host: Option<String>,
+    pub announced_at: Option<DateTime<Utc>>,
+    /// Its last refusal for another build, until it announces the server's.
+    pub refusal: Option<Refusal>,
+}
+
+/// A worker as organisers see it ([`crate::Store::worker_statuses`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerStatus {
+    pub worker: Worker,
+    /// Its attempts running now.
+    pub running: Vec<AttemptKey>,
+    /// Attempts that ended in an error of its own in the last 24 hours.
+    pub recent_errors: u32,
+    /// Its latest attempts in a row that ended in errors of its own, since its state
+    /// last changed: at [`crate::Policy::worker_error_limit`] it is disabled.
+    pub error_streak: u32,
+}
+
+/// One change of a worker's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerHistoryEntry {
+    pub seq: u32,
+    pub from: WorkerState,
+    pub to: WorkerState,
+    pub at: DateTime<Utc>,
+    pub by: Option<UserId>,
+    pub reason: WorkerStateReason,
+}
+
+word_enum!(
+    /// Whose an attempt's `error` was, for a worker's record of repeated errors.
+    Blame {
+        /// The worker's: a judge or machine fault, a lost lease. Counts towards
+        /// disabling it.
+        Worker = "worker",
+        /// Not the worker's: the run was stopped (a shutdown), an organiser disabled
+        /// the worker, the platform could not hand the job out, the process restarted.
+        Elsewhere = "elsewhere",
+    }
+);
+
+/// A challenge whose judging is paused: since when, by whom, why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pause {
+    pub at: DateTime<Utc>,
+    pub by: Option<UserId>,
+    pub why: String,
 }
 
 /// Who a token speaks for. A worker token is good only for the queue's functions
@@ -266,7 +424,8 @@ pub struct Worker {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Principal {
     User(User),
-    Worker(Worker),
+    /// Boxed: a worker's record is large beside a user's.
+    Worker(Box<Worker>),
 }
 
 /// How a challenge is defined.
@@ -306,6 +465,9 @@ pub struct Challenge {
     pub data_path: String,
     pub manifest: crate::manifest::Manifest,
     pub created_at: DateTime<Utc>,
+    /// Set while its judging is paused: its submissions are accepted and queued, and
+    /// no worker takes one.
+    pub paused: Option<Pause>,
 }
 
 /// A phase's quota per team. `None` is no limit.
@@ -458,6 +620,9 @@ pub enum Reason {
     /// The worker's process started again while the attempt ran: the run died with the
     /// old process ([`crate::Store::reclaim_worker`]).
     WorkerRestarted { worker: WorkerId, attempt: u32 },
+    /// An organiser disabled the worker (or it was disabled for repeated errors) while
+    /// the attempt ran.
+    WorkerDisabled { worker: WorkerId, attempt: u32 },
     /// Retried automatically after an error, as attempt `next_attempt`.
     Retry { next_attempt: u32 },
     /// An organiser requeued it.

@@ -9,9 +9,9 @@ use crate::db::{Row, Tx, args};
 use crate::submissions::{submission_in, transition};
 use crate::users::not_found;
 use crate::{
-    AttemptKey, Better, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled, Report,
-    RescoreId, ResultId, ResultRecord, Split, State, Store, SubmissionId, TeamId, WorkerId, count,
-    time, us,
+    AttemptKey, Better, Blame, Build, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled,
+    Report, RescoreId, ResultId, ResultRecord, Split, State, Store, SubmissionId, TeamId, WorkerId,
+    WorkerState, count, time, us,
 };
 
 /// How many times `take_job` starts over when a team turned out to be at its running cap
@@ -28,22 +28,60 @@ fn lease_end(now: DateTime<Utc>, lease: Duration) -> Result<DateTime<Utc>, Error
         })
 }
 
-/// Marks the worker seen; refuses a disabled or unknown one.
-async fn worker_seen(tx: &mut Tx, worker: WorkerId, now: i64) -> Result<(), Error> {
-    let n = tx
-        .execute(
-            "UPDATE workers SET last_seen_at = $2 WHERE id = $1 AND disabled = FALSE",
+/// What a worker is seen doing: taking a job (refused unless it is enabled and runs the
+/// server's build), or going on with one it holds (refused only when disabled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Take,
+    Run,
+}
+
+/// Marks the worker seen; refuses an unknown one, a disabled one, a draining one's take
+/// and the take of one that did not announce `build` (the server's, when the store
+/// checks it). The update comes first: it locks the worker's row, so that a state change
+/// committed meanwhile (a disable, which ends the worker's running attempts) is seen
+/// here rather than missed.
+async fn worker_seen(
+    tx: &mut Tx,
+    worker: WorkerId,
+    now: i64,
+    seen: Seen,
+    build: Option<&Build>,
+) -> Result<(), Error> {
+    let r = tx
+        .fetch_optional(
+            "UPDATE workers SET last_seen_at = $2 WHERE id = $1 \
+             RETURNING name, state, judge_version, runtime_lock",
             args![worker, now],
         )
-        .await?;
-    if n == 0 {
-        let known = tx
-            .fetch_optional("SELECT name FROM workers WHERE id = $1", args![worker])
-            .await?;
-        return Err(match known {
-            Some(r) => Error::WorkerDisabled(r.get("name")?),
-            None => not_found("worker", worker),
-        });
+        .await?
+        .ok_or_else(|| not_found("worker", worker))?;
+    let name: String = r.get("name")?;
+    match WorkerState::parse_stored(&r.get::<String>("state")?)? {
+        WorkerState::Disabled => return Err(Error::WorkerDisabled(name)),
+        WorkerState::Draining if seen == Seen::Take => return Err(Error::WorkerDraining(name)),
+        _ => {}
+    }
+    if seen == Seen::Take
+        && let Some(server) = build
+    {
+        let announced = match (
+            r.get::<Option<String>>("judge_version")?,
+            r.get::<Option<String>>("runtime_lock")?,
+        ) {
+            (Some(judge_version), Some(runtime_lock)) => Some(Build {
+                judge_version,
+                runtime_lock,
+            }),
+            _ => None,
+        };
+        if announced.as_ref() != Some(server) {
+            return Err(Error::WrongVersion {
+                worker: name,
+                announced,
+                server: server.clone(),
+            });
+        }
     }
     Ok(())
 }
@@ -270,8 +308,15 @@ impl Store {
         challenges: Option<&[String]>,
     ) -> Result<Option<Job>, Error> {
         for _ in 0..TAKE_TRIES {
-            if let Some(outcome) = self.try_take(worker, lease, challenges).await? {
-                return Ok(outcome);
+            match self.try_take(worker, lease, challenges).await {
+                Ok(Some(outcome)) => return Ok(outcome),
+                Ok(None) => {}
+                Err(e @ Error::WrongVersion { .. }) => {
+                    // Shown to organisers (the take's own transaction was rolled back).
+                    self.record_refusal(worker, &e.to_string()).await?;
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
             }
         }
         // Other workers kept taking for the teams first in line: nothing for now.
@@ -289,7 +334,7 @@ impl Store {
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
             let now = self.now();
-            worker_seen(&mut tx, worker, us(now)).await?;
+            worker_seen(&mut tx, worker, us(now), Seen::Take, self.build()).await?;
             let mut params = args![cap];
             let filter = match challenges {
                 None => String::new(),
@@ -319,6 +364,7 @@ impl Store {
                 "SELECT s.id, s.team_id, s.phase_id, s.challenge_id, s.entry_sha256, s.entry_path, \
                  s.current_attempt, {running} AS team_running \
                  FROM teams t JOIN submissions s ON s.team_id = t.id \
+                 JOIN challenges c ON c.id = s.challenge_id AND c.paused_at IS NULL \
                  WHERE s.state = 'queued' AND {running} < $1{filter} \
                  ORDER BY team_running, s.received_at, s.id LIMIT 1{lock}"
             );
@@ -399,7 +445,7 @@ impl Store {
         let expires = lease_end(now, lease)?;
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            worker_seen(&mut tx, worker, us(now)).await?;
+            worker_seen(&mut tx, worker, us(now), Seen::Run, None).await?;
             let n = tx
                 .execute(
                     "UPDATE attempts SET lease_expires_at = $4 \
@@ -424,20 +470,39 @@ impl Store {
     /// ran is still accepted (the work is done). An `error` outcome (the judge's fault,
     /// not the entry's) queues the submission again for a new attempt while it has
     /// attempts left.
+    ///
+    /// An `error` is taken to be the worker's own ([`Blame::Worker`]): it counts towards
+    /// disabling the worker ([`crate::Policy::worker_error_limit`]). A worker that
+    /// reports an error that is not its doing (its run was stopped) calls
+    /// [`Store::report_blamed`].
     pub async fn report(
         &self,
         worker: WorkerId,
         key: AttemptKey,
         report: &Report,
     ) -> Result<ResultId, Error> {
+        self.report_blamed(worker, key, report, Blame::Worker).await
+    }
+
+    /// [`Store::report`], saying whose an `error` is (ignored for `scored` and
+    /// `failed`). Once a worker's last [`crate::Policy::worker_error_limit`] attempts
+    /// were errors of its own, it is disabled in the same transaction.
+    pub async fn report_blamed(
+        &self,
+        worker: WorkerId,
+        key: AttemptKey,
+        report: &Report,
+        blame: Blame,
+    ) -> Result<ResultId, Error> {
         check_report(report)?;
         let now = us(self.now());
+        let blame = (report.outcome == Outcome::Error).then_some(blame);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            worker_seen(&mut tx, worker, now).await?;
+            worker_seen(&mut tx, worker, now, Seen::Run, None).await?;
             let n = tx
                 .execute(
-                    "UPDATE attempts SET ended_at = $4, outcome = $5 \
+                    "UPDATE attempts SET ended_at = $4, outcome = $5, blame = $6 \
                      WHERE submission_id = $1 AND number = $2 AND worker_id = $3 \
                      AND ended_at IS NULL",
                     args![
@@ -445,7 +510,8 @@ impl Store {
                         i64::from(key.number),
                         worker,
                         now,
-                        report.outcome
+                        report.outcome,
+                        blame.map(|b| b.as_str())
                     ],
                 )
                 .await?;
@@ -494,6 +560,9 @@ impl Store {
                     now,
                 )
                 .await?;
+                if blame == Some(Blame::Worker) {
+                    crate::workers::check_errors(&mut tx, &self.policy, worker, now).await?;
+                }
             }
             Ok(id)
         })
@@ -508,102 +577,42 @@ impl Store {
     /// Ends every running attempt whose lease lapsed: the attempt ends as `error`, the
     /// submission goes `running → error` (reason `worker_lost`) and, while it has
     /// attempts left ([`crate::Policy::max_attempts`]), `error → queued` for a new
-    /// attempt; otherwise the `error` stays, for an organiser to see. Run it
-    /// periodically (every few seconds; a lease is tens of seconds).
+    /// attempt; otherwise the `error` stays, for an organiser to see. A lost lease is
+    /// its worker's error (it counts towards disabling the worker). Run it periodically
+    /// (every few seconds; a lease is tens of seconds).
     pub async fn reconcile(&self) -> Result<Reconciled, Error> {
-        self.end_running("a.lease_expires_at < $1", None).await
+        let now = us(self.now());
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let done = end_running(&mut tx, &self.policy, Ending::Lapsed, now).await?;
+            let mut workers: Vec<WorkerId> = done.lost_by.clone();
+            workers.sort();
+            workers.dedup();
+            for w in workers {
+                crate::workers::check_errors(&mut tx, &self.policy, w, now).await?;
+            }
+            Ok(done.done)
+        })
+        .await;
+        tx.finish(r).await
     }
 
     /// Ends at once every running attempt leased to `worker`, whatever its lease, as
     /// [`Store::reconcile`] ends a lapsed one (reason `worker_restarted`, not charged,
-    /// retried while attempts are left). For a worker identity that belongs to one
-    /// process which has just started again: what it held before cannot be alive (the
-    /// process that ran it is gone), so waiting for the lease to lapse would only delay
-    /// the retry. Never call it for a worker that may still be running somewhere.
+    /// retried while attempts are left, not held against the worker). For a worker
+    /// identity that belongs to one process which has just started again: what it held
+    /// before cannot be alive (the process that ran it is gone), so waiting for the
+    /// lease to lapse would only delay the retry. Never call it for a worker that may
+    /// still be running somewhere.
     pub async fn reclaim_worker(&self, worker: WorkerId) -> Result<Reconciled, Error> {
-        self.end_running("a.worker_id = $2", Some(worker)).await
-    }
-
-    /// Ends the running current attempts that `cond` picks (`$1`: now; `$2`: the
-    /// restarted worker, if any) as `error` and retries them.
-    async fn end_running(
-        &self,
-        cond: &str,
-        restarted: Option<WorkerId>,
-    ) -> Result<Reconciled, Error> {
         let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            let lock = if tx.is_postgres() {
-                " FOR UPDATE OF a, s SKIP LOCKED"
-            } else {
-                ""
-            };
-            let mut params = args![now];
-            if let Some(w) = restarted {
-                params.push(w.to_string().into());
-            }
-            let lost = tx
-                .fetch_all(
-                    &format!(
-                        "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
-                         JOIN submissions s ON s.id = a.submission_id \
-                         AND s.current_attempt = a.number \
-                         WHERE a.ended_at IS NULL AND {cond} \
-                         AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
-                    ),
-                    params,
-                )
-                .await?;
-            let mut done = Reconciled::default();
-            for r in &lost {
-                let key = AttemptKey {
-                    submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
-                    number: count(r.get("number")?)?,
-                };
-                let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
-                tx.execute(
-                    "UPDATE attempts SET ended_at = $3, outcome = 'error' \
-                     WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
-                    args![key.submission, i64::from(key.number), now],
-                )
-                .await?;
-                let reason = match restarted {
-                    Some(_) => Reason::WorkerRestarted {
-                        worker,
-                        attempt: key.number,
-                    },
-                    None => Reason::WorkerLost {
-                        worker,
-                        attempt: key.number,
-                    },
-                };
-                transition(
-                    &mut tx,
-                    key.submission,
-                    State::Running,
-                    State::Error,
-                    Some(key.number),
-                    &reason,
-                    now,
-                )
-                .await?;
-                done.lost.push(key);
-                if retry(
-                    &mut tx,
-                    key.submission,
-                    key.number,
-                    self.policy.max_attempts,
-                    now,
-                )
-                .await?
-                {
-                    done.requeued.push(key.submission);
-                } else {
-                    done.gave_up.push(key.submission);
-                }
-            }
-            Ok(done)
+            Ok(
+                end_running(&mut tx, &self.policy, Ending::Restarted(worker), now)
+                    .await?
+                    .done,
+            )
         })
         .await;
         tx.finish(r).await
@@ -694,6 +703,97 @@ impl Store {
         }
         r
     }
+}
+
+/// Which running attempts [`end_running`] ends, and why.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ending {
+    /// Those whose lease lapsed (`worker_lost`, the worker's error).
+    Lapsed,
+    /// Every one of the worker, whose process started again (`worker_restarted`).
+    Restarted(WorkerId),
+    /// Every one of the worker, which was disabled (`worker_disabled`).
+    Disabled(WorkerId),
+}
+
+/// What [`end_running`] did, and whose attempts it ended.
+pub(crate) struct Ended {
+    pub done: Reconciled,
+    /// The worker of each lost attempt, in the order of `done.lost`.
+    pub lost_by: Vec<WorkerId>,
+}
+
+/// Ends the running current attempts that `ending` picks as `error` and retries them.
+pub(crate) async fn end_running(
+    tx: &mut Tx,
+    policy: &crate::Policy,
+    ending: Ending,
+    now: i64,
+) -> Result<Ended, Error> {
+    let lock = if tx.is_postgres() {
+        " FOR UPDATE OF a, s SKIP LOCKED"
+    } else {
+        ""
+    };
+    let (cond, params) = match ending {
+        Ending::Lapsed => ("a.lease_expires_at < $1", args![now]),
+        Ending::Restarted(w) | Ending::Disabled(w) => ("a.worker_id = $1", args![w]),
+    };
+    let lost = tx
+        .fetch_all(
+            &format!(
+                "SELECT a.submission_id, a.number, a.worker_id FROM attempts a \
+                 JOIN submissions s ON s.id = a.submission_id \
+                 AND s.current_attempt = a.number \
+                 WHERE a.ended_at IS NULL AND {cond} \
+                 AND s.state = 'running' ORDER BY a.lease_expires_at, a.submission_id{lock}"
+            ),
+            params,
+        )
+        .await?;
+    let blame = match ending {
+        Ending::Lapsed => Blame::Worker,
+        Ending::Restarted(_) | Ending::Disabled(_) => Blame::Elsewhere,
+    };
+    let mut done = Reconciled::default();
+    let mut lost_by = Vec::new();
+    for r in &lost {
+        let key = AttemptKey {
+            submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+            number: count(r.get("number")?)?,
+        };
+        let worker = WorkerId::parse_stored(&r.get::<String>("worker_id")?)?;
+        tx.execute(
+            "UPDATE attempts SET ended_at = $3, outcome = 'error', blame = $4 \
+             WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
+            args![key.submission, i64::from(key.number), now, blame],
+        )
+        .await?;
+        let attempt = key.number;
+        let reason = match ending {
+            Ending::Lapsed => Reason::WorkerLost { worker, attempt },
+            Ending::Restarted(_) => Reason::WorkerRestarted { worker, attempt },
+            Ending::Disabled(_) => Reason::WorkerDisabled { worker, attempt },
+        };
+        transition(
+            tx,
+            key.submission,
+            State::Running,
+            State::Error,
+            Some(key.number),
+            &reason,
+            now,
+        )
+        .await?;
+        done.lost.push(key);
+        lost_by.push(worker);
+        if retry(tx, key.submission, key.number, policy.max_attempts, now).await? {
+            done.requeued.push(key.submission);
+        } else {
+            done.gave_up.push(key.submission);
+        }
+    }
+    Ok(Ended { done, lost_by })
 }
 
 /// [`Store::replace_result`] inside a transaction. `expected`: the live result the

@@ -467,8 +467,11 @@ impl Store {
     }
 
     /// Where a queued submission stands in the queue: 1 + the queued submissions
-    /// received before it (all teams). The order it is taken in may differ, since the
-    /// queue is fair across teams. `None` when it is not queued.
+    /// received before it (all teams), leaving out those of challenges whose judging is
+    /// paused (no worker takes them), unless it is one of theirs: a submission of a
+    /// paused challenge has the place it will have once judging resumes. The order it
+    /// is taken in may differ, since the queue is fair across teams. `None` when it is
+    /// not queued.
     pub async fn queue_position(&self, id: SubmissionId) -> Result<Option<u32>, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
@@ -478,9 +481,12 @@ impl Store {
             }
             let r = tx
                 .fetch_one(
-                    "SELECT COUNT(*) AS n FROM submissions WHERE state = 'queued' \
-                     AND (received_at < $1 OR (received_at = $1 AND id < $2))",
-                    args![us(s.received_at), id],
+                    "SELECT COUNT(*) AS n FROM submissions q \
+                     JOIN challenges c ON c.id = q.challenge_id \
+                     WHERE q.state = 'queued' \
+                     AND (c.paused_at IS NULL OR q.challenge_id = $3) \
+                     AND (q.received_at < $1 OR (q.received_at = $1 AND q.id < $2))",
+                    args![us(s.received_at), id, &s.challenge],
                 )
                 .await?;
             Ok(Some(count(r.get("n")?)? + 1))

@@ -5,7 +5,10 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier, phc::PasswordHash}
 
 use crate::db::{Row, args};
 use crate::manifest::{hex, sha256_hex};
-use crate::{Error, Principal, Role, Store, User, UserId, Worker, WorkerId, opt_time, time, us};
+use crate::{
+    Build, Error, Principal, Refusal, Role, Store, User, UserId, Worker, WorkerId, WorkerState,
+    opt_time, time, us,
+};
 
 /// A token as issued: shown once, then only its hash is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,15 +41,54 @@ pub(crate) fn user_from(r: &Row) -> Result<User, Error> {
     })
 }
 
-const WORKER_COLUMNS: &str = "id, name, created_at, last_seen_at, disabled";
+pub(crate) const WORKER_COLUMNS: &str = "id, name, created_at, last_seen_at, state, \
+    state_changed_at, state_changed_by, state_reason, judge_version, runtime_lock, slots, host, \
+    announced_at, refused_at, refusal";
 
 pub(crate) fn worker_from(r: &Row) -> Result<Worker, Error> {
+    let build = match (
+        r.get::<Option<String>>("judge_version")?,
+        r.get::<Option<String>>("runtime_lock")?,
+    ) {
+        (Some(judge_version), Some(runtime_lock)) => Some(Build {
+            judge_version,
+            runtime_lock,
+        }),
+        _ => None,
+    };
+    let refusal = match (
+        opt_time(r.get("refused_at")?)?,
+        r.get::<Option<String>>("refusal")?,
+    ) {
+        (Some(at), Some(message)) => Some(Refusal { at, message }),
+        _ => None,
+    };
     Ok(Worker {
         id: WorkerId::parse_stored(&r.get::<String>("id")?)?,
         name: r.get("name")?,
         created_at: time(r.get("created_at")?)?,
         last_seen_at: opt_time(r.get("last_seen_at")?)?,
-        disabled: r.get("disabled")?,
+        state: WorkerState::parse_stored(&r.get::<String>("state")?)?,
+        state_changed_at: opt_time(r.get("state_changed_at")?)?,
+        state_changed_by: r
+            .get::<Option<String>>("state_changed_by")?
+            .map(|u| UserId::parse_stored(&u))
+            .transpose()?,
+        state_reason: r
+            .get::<Option<String>>("state_reason")?
+            .map(|j| {
+                serde_json::from_str(&j)
+                    .map_err(|e| Error::Corrupt(format!("worker state reason: {e}")))
+            })
+            .transpose()?,
+        build,
+        slots: r
+            .get::<Option<i64>>("slots")?
+            .map(crate::count)
+            .transpose()?,
+        host: r.get("host")?,
+        announced_at: opt_time(r.get("announced_at")?)?,
+        refusal,
     })
 }
 
@@ -277,26 +319,6 @@ impl Store {
         tx.finish(r).await
     }
 
-    /// Disables (or enables again) a worker: a disabled one may not take jobs, heartbeat
-    /// or report.
-    pub async fn set_worker_disabled(&self, id: WorkerId, disabled: bool) -> Result<(), Error> {
-        let mut tx = self.db.write().await?;
-        let r = crate::db::attempt(async {
-            let n = tx
-                .execute(
-                    "UPDATE workers SET disabled = $2 WHERE id = $1",
-                    args![id, disabled],
-                )
-                .await?;
-            if n == 0 {
-                return Err(not_found("worker", id));
-            }
-            Ok(())
-        })
-        .await;
-        tx.finish(r).await
-    }
-
     /// Who a token speaks for: looked up by its sha256; [`Error::BadToken`] if unknown
     /// or revoked.
     pub async fn authenticate(&self, token: &str) -> Result<Principal, Error> {
@@ -335,7 +357,7 @@ impl Store {
                             args![id],
                         )
                         .await?;
-                    Principal::Worker(worker_from(&w)?)
+                    Principal::Worker(Box::new(worker_from(&w)?))
                 }
                 other => return Err(Error::Corrupt(format!("token kind {other:?}"))),
             };

@@ -140,6 +140,14 @@ impl Web {
             .route("/organiser/challenges", post(organiser::create_challenge))
             .route("/organiser/phases", post(organiser::create_phase))
             .route("/organiser/requeue/{id}", post(organiser::requeue))
+            .route(
+                "/organiser/workers/{id}/{action}",
+                post(organiser::worker_action),
+            )
+            .route(
+                "/organiser/challenges/{id}/{action}",
+                post(organiser::judging_action),
+            )
             .route("/organiser/publish", post(organiser::publish))
             .route("/organiser/extensions", post(organiser::grant_extension))
             .route(

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use server::views::{
     BlockerView, ChallengeView, ExtensionView, LeaderboardView, PhaseView, QuotaLimits,
-    QuotaOverrideView, RescoreView, TeamView,
+    QuotaOverrideView, RescoreView, TeamView, WorkerView, WorkersView,
 };
 
 use crate::Web;
@@ -32,10 +32,13 @@ pub(crate) struct Filters {
     challenge: Option<String>,
     state: Option<String>,
     team: Option<String>,
-    /// What the last form did: `challenge`, `phase` or `requeued` (with `id`/`name`).
+    /// What the last form did: `challenge`, `phase`, `requeued`, `worker`, `paused` or
+    /// `resumed` (with `id`/`name`).
     done: Option<String>,
     id: Option<String>,
     name: Option<String>,
+    /// For `worker`: its state now (one of [`STATE_WORDS`], else not shown).
+    state_word: Option<String>,
 }
 
 const STATES: [&str; 6] = [
@@ -72,7 +75,10 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
         .json()
         .map_err(|e| PageError::from(e).into_response())?;
     let counts = web.store.state_counts(None).await.map_err(internal)?;
-    let workers = web.store.workers().await.map_err(internal)?;
+    let workers: WorkersView = api::get(&web, "/api/v1/workers", Some(token))
+        .await
+        .json()
+        .map_err(|e| PageError::from(e).into_response())?;
     let now = web.store.now();
     let chosen = f.challenge.as_deref().filter(|c| !c.is_empty());
     let state = f.state.as_deref().filter(|s| STATES.contains(s));
@@ -135,6 +141,9 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
             (Some("quota"), Some(id), Some(name)) => { p.notice role="status" { "Quota of team " (name) " in " (id) " saved." } }
             (Some("quota-removed"), Some(id), Some(name)) => { p.notice role="status" { "Quota override of team " (name) " in " (id) " removed." } }
             (Some("baseline"), Some(id), Some(name)) => { p.notice role="status" { "Team " (name) " of " (id) " updated." } }
+            (Some("worker"), _, Some(name)) => { p.notice role="status" { "Worker " (name) " is " (STATE_WORDS.iter().find(|w| **w == f.state_word.as_deref().unwrap_or("")).copied().unwrap_or("changed")) "." } }
+            (Some("paused"), Some(id), _) => { p.notice role="status" { "Judging of " (id) " paused." } }
+            (Some("resumed"), Some(id), _) => { p.notice role="status" { "Judging of " (id) " resumed." } }
             _ => {}
         }
         section aria-labelledby="queue" {
@@ -146,16 +155,64 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
         }
         section aria-labelledby="workers" {
             h2 #workers { "Workers" }
-            @if workers.is_empty() { p { "No worker has registered." } }
+            p.muted { "This server runs judge " code { (workers.server.judge_version) } " with runtime lock " code.hash { (workers.server.runtime_lock) }
+                ": a worker of another is refused. A worker whose last " (workers.error_limit) " attempts ended in errors of its own is disabled automatically." }
+            @if workers.workers.is_empty() { p { "No worker has registered." } }
             @else {
                 div.scroll { table {
-                    thead { tr { th scope="col" { "Name" } th scope="col" { "Last heartbeat" } th scope="col" { "Status" } } }
-                    tbody { @for w in &workers { tr {
-                        th scope="row" { (w.name) }
-                        td { @if let Some(t) = w.last_seen_at { (time(t)) " (" (crate::html::duration((now - t).num_seconds() as f64)) " ago)" } @else { "never" } }
-                        td { @if w.disabled { "disabled" } @else { "enabled" } }
+                    thead { tr {
+                        th scope="col" { "Name" } th scope="col" { "State" } th scope="col" { "Last heartbeat" }
+                        th scope="col" { "Version" } th scope="col" { "Running" } th scope="col" { "Errors (24 h · in a row)" } th scope="col" { "Actions" }
+                    } }
+                    tbody { @for w in &workers.workers { tr {
+                        th scope="row" { (w.name) @if let Some(h) = &w.host { br; span.muted { (h) } } }
+                        td {
+                            (word(&w.state))
+                            @if let Some(r) = &w.state_reason { br; span.muted { (r.message) } }
+                            @if let Some(t) = w.state_changed_at { br; span.muted { "since " (time(t)) } }
+                        }
+                        td { @if let Some(t) = w.last_heartbeat { (time(t)) " (" (crate::html::duration((now - t).num_seconds() as f64)) " ago)" } @else { "never" } }
+                        td {
+                            @match (&w.version, &w.runtime_lock) {
+                                (Some(v), Some(l)) => { code { (v) } " " code.hash { (l) } @if !w.build_matches { br; strong { "not the server's: refused" } } }
+                                _ => { "not announced" }
+                            }
+                            @if let Some(r) = &w.refusal { br; span.muted { "refused " (time(r.at)) ": " (r.message) } }
+                        }
+                        td { (w.running_attempts) @if let Some(n) = w.slots { " of " (n) " slots" } }
+                        td { (w.recent_errors) " · " (w.error_streak) }
+                        td {
+                            @for (action, label, allowed) in [
+                                ("drain", "Drain", word(&w.state) == "enabled"),
+                                ("disable", "Disable", word(&w.state) != "disabled"),
+                                ("enable", "Enable", word(&w.state) != "enabled"),
+                            ] {
+                                @if allowed {
+                                    form.inline method="post" action={"/organiser/workers/" (w.id) "/" (action)} {
+                                        (csrf(ctx)) button type="submit" { (label) }
+                                    }
+                                }
+                            }
+                        }
                     } } }
                 } }
+            }
+        }
+        section aria-labelledby="judging" {
+            h2 #judging { "Judging" }
+            p.muted { "Pausing a challenge's judging keeps accepting and queueing its submissions; no worker takes one until judging resumes, and runs under way finish." }
+            @if challenges.is_empty() { p { "No challenge yet." } }
+            @else {
+                ul.plain { @for c in &challenges { li {
+                    strong { (c.id) } " — "
+                    @if c.judging_paused {
+                        "judging paused" @if let Some(t) = c.paused_at { " since " (time(t)) } @if let Some(r) = &c.pause_reason { " (" (r) ")" } " "
+                        form.inline method="post" action={"/organiser/challenges/" (seg(&c.id)) "/resume"} { (csrf(ctx)) button type="submit" { "Resume judging" } }
+                    } @else {
+                        "judging " " "
+                        form.inline method="post" action={"/organiser/challenges/" (seg(&c.id)) "/pause"} { (csrf(ctx)) button type="submit" { "Pause judging" } }
+                    }
+                } } }
             }
         }
         section aria-labelledby="subs" {
@@ -441,6 +498,69 @@ pub(crate) async fn requeue(
         return Err(PageError::from(a.refusal()).into_response());
     }
     Ok(done("requeued", &id, ""))
+}
+
+/// The worker states a notice may name (the address carries only a known word).
+const STATE_WORDS: &[&str] = &["enabled", "draining", "disabled"];
+
+/// Drains, disables or enables a worker through the API.
+pub(crate) async fn worker_action(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path((id, action)): Path<(String, String)>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    if !["drain", "disable", "enable"].contains(&action.as_str()) {
+        return Err(PageError::not_found("no such worker action").into_response());
+    }
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/workers/{}/{action}", seg(&id)),
+        Some(token),
+        &serde_json::json!({}),
+    )
+    .await;
+    if !a.status.is_success() {
+        return Err(PageError::from(a.refusal()).into_response());
+    }
+    let w: WorkerView = a.json().map_err(|e| PageError::from(e).into_response())?;
+    Ok(redirect(&format!(
+        "/organiser?done=worker&id={}&name={}&state_word={}#workers",
+        w.id,
+        seg(&w.name),
+        word(&w.state)
+    )))
+}
+
+/// Pauses or resumes the judging of a challenge through the API.
+pub(crate) async fn judging_action(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path((id, action)): Path<(String, String)>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    let (_, token) = ctx.need_organiser()?;
+    ctx.check_csrf(&f.csrf)
+        .map_err(IntoResponse::into_response)?;
+    let done_word = match action.as_str() {
+        "pause" => "paused",
+        "resume" => "resumed",
+        _ => return Err(PageError::not_found("no such judging action").into_response()),
+    };
+    let a = api::post_json(
+        &web,
+        &format!("/api/v1/challenges/{}/{action}", seg(&id)),
+        Some(token),
+        &serde_json::json!({}),
+    )
+    .await;
+    if !a.status.is_success() {
+        return Err(PageError::from(a.refusal()).into_response());
+    }
+    Ok(done(done_word, &id, ""))
 }
 
 #[derive(Deserialize)]

@@ -511,6 +511,13 @@ pub(crate) async fn challenge(
             a.button href={(base) "/team"} { @if team.is_some() { "Your team" } @else { "Form a team" } }
         }
         @if let Some(t) = &team { p { "You are in team " strong { (t.name) } "." } }
+        @if c.judging_paused {
+            p.notice role="status" {
+                strong { "Judging paused." }
+                " Submissions are still accepted and keep their place in the queue; they are judged once the organisers resume judging."
+                @if let Some(why) = &c.pause_reason { " (" (why) ")" }
+            }
+        }
         section aria-labelledby="phases" {
             h2 #phases { "Phases" }
             @if c.phases.is_empty() { p { "No phase yet: submissions open with the first." } }
@@ -1058,7 +1065,10 @@ fn summary(s: &SubmissionView, now: chrono::DateTime<chrono::Utc>) -> Markup {
         span #summary {
             (state_badge(&state))
             @match state.as_str() {
-                "queued" => { @if let Some(p) = s.queue_position { " position " (p) " in the queue" } }
+                "queued" => {
+                    @if let Some(p) = s.queue_position { " position " (p) " in the queue" }
+                    @if s.judging_paused { " — judging paused: it keeps its place and is judged once the organisers resume judging" }
+                }
                 "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) data-now=(now.to_rfc3339()) {} " " span.run-stage {} }
                 "failed" => {
                     @if let Some(st) = s.stages.iter().find(|st| word(&st.outcome) == "failed") {

@@ -144,6 +144,29 @@ impl Shared {
     }
 }
 
+/// The judge build this worker runs: its judge's version and runtime lock id. A
+/// server refuses a worker whose build is not its own (docs/service.md, "Workers").
+pub fn this_build() -> store::Build {
+    store::Build {
+        judge_version: judge::rescore::JUDGE_VERSION.to_owned(),
+        runtime_lock: judge::rescore::runtime_lock_id(),
+    }
+}
+
+/// What this machine's worker of `slots` slots announces: its build, slots and host
+/// name (`None` when the kernel does not say).
+pub fn announcement(slots: usize) -> store::Announcement {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty());
+    store::Announcement {
+        build: this_build(),
+        slots: u32::try_from(slots).ok(),
+        host,
+    }
+}
+
 impl Pool {
     /// Starts `config.slots` slots on the current tokio runtime, taking jobs from
     /// `dispatch` and judging them with `judge`. `observer` hears what they do.
@@ -193,8 +216,9 @@ impl Pool {
                 "attempts of this worker's previous process ended"
             );
         }
+        let announcement = announcement(config.slots);
         Ok(Pool::start(
-            Arc::new(queue.dispatcher(id, None)),
+            Arc::new(queue.dispatcher_as(id, None, announcement)),
             judge,
             config,
             observer,
@@ -259,15 +283,23 @@ async fn slot_loop(shared: Arc<Shared>, slot: usize, mut stop: watch::Receiver<b
             }
             Ok(None) => {}
             Err(e) => {
-                match &e {
-                    DispatchError::WorkerDisabled(_) => {
-                        tracing::warn!(slot, "{e}: not taking jobs")
-                    }
-                    _ => tracing::error!(slot, "taking a job: {e}"),
+                // Disabled, draining or of another build: an organiser's decision or an
+                // upgrade is awaited, so ask again only after a take's wait.
+                let refused = matches!(
+                    e,
+                    DispatchError::WorkerDisabled(_)
+                        | DispatchError::WorkerDraining(_)
+                        | DispatchError::WrongVersion { .. }
+                );
+                if refused {
+                    tracing::warn!(slot, "{e}: not taking jobs");
+                } else {
+                    tracing::error!(slot, "taking a job: {e}");
                 }
-                let wait = match e {
-                    DispatchError::WorkerDisabled(_) => shared.config.take_wait,
-                    _ => shared.config.retry_wait,
+                let wait = if refused {
+                    shared.config.take_wait
+                } else {
+                    shared.config.retry_wait
                 };
                 tokio::select! {
                     _ = stopped(&mut stop) => return,

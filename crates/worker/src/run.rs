@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dispatch::{Assignment, DispatchError, Lease, RunProgress, Standing};
+use dispatch::{Assignment, Blame, DispatchError, Lease, RunProgress, Standing};
 use judge::{CancelToken, EvalResult, Judge, JudgeError, Request};
 use store::{AttemptKey, Definition, Report};
 use tokio::sync::watch;
@@ -281,9 +281,15 @@ async fn deliver(
 ) -> Ending {
     let mut wait = shared.config.retry_wait;
     let mut tries = 0;
+    // A run stopped because the worker is shutting down is no fault of the worker's: it
+    // does not count towards disabling it after repeated errors.
+    let blame = match &reason {
+        Some(ErrorReason::Stopped { .. }) => Blame::Elsewhere,
+        _ => Blame::Worker,
+    };
     loop {
         tries += 1;
-        match shared.dispatch.report(lease, report).await {
+        match shared.dispatch.report_blamed(lease, report, blame).await {
             Ok(_) => {
                 return Ending::Reported {
                     outcome: report.outcome,

@@ -42,7 +42,7 @@ pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
         .collect()
 }
 
-async fn challenge_view(
+pub(crate) async fn challenge_view(
     app: &App,
     c: &store::Challenge,
     caller: Option<&store::User>,
@@ -79,6 +79,9 @@ async fn challenge_view(
         ranking: ranking(&j),
         created_at: c.created_at,
         phases: views,
+        judging_paused: c.paused.is_some(),
+        paused_at: c.paused.as_ref().map(|p| p.at),
+        pause_reason: c.paused.as_ref().map(|p| p.why.clone()),
     })
 }
 

@@ -8,6 +8,7 @@ mod rules;
 mod submissions;
 mod team_rules;
 mod teams;
+mod workers;
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -54,6 +55,12 @@ impl App {
         // Leaderboards combine only scores of this judge's scorer (docs/service.md,
         // "Versions"); older ones wait for a rescoring.
         let store = store.with_scorer_version(judge::rescore::SCORER_VERSION);
+        // Workers of another judge build than the server's are refused
+        // (docs/service.md, "Workers").
+        let store = match store.build() {
+            Some(_) => store,
+            None => store.with_build(workers::server_build()),
+        };
         App(Arc::new(Inner {
             boards: Default::default(),
             store,
@@ -72,7 +79,15 @@ pub(crate) fn router(app: App) -> Router {
         .route("/api/v1/users", post(accounts::create_user))
         .route("/api/v1/users/me", get(accounts::me))
         .route("/api/v1/tokens", post(accounts::create_token))
-        .route("/api/v1/workers", post(accounts::create_worker))
+        .route(
+            "/api/v1/workers",
+            get(workers::list).post(accounts::create_worker),
+        )
+        .route("/api/v1/workers/{id}/drain", post(workers::drain))
+        .route("/api/v1/workers/{id}/disable", post(workers::disable))
+        .route("/api/v1/workers/{id}/enable", post(workers::enable))
+        .route("/api/v1/challenges/{id}/pause", post(workers::pause))
+        .route("/api/v1/challenges/{id}/resume", post(workers::resume))
         .route("/api/v1/teams", post(teams::create_team))
         .route("/api/v1/teams/{id}", get(teams::get_team))
         .route("/api/v1/teams/{id}/invitations", post(teams::invite))
@@ -266,6 +281,12 @@ impl Modify for Bearer {
         submissions::requeue,
         ops::healthz,
         ops::metrics,
+        workers::list,
+        workers::drain,
+        workers::disable,
+        workers::enable,
+        workers::pause,
+        workers::resume,
     ),
     components(schemas(crate::views::StateEvent, crate::views::ProgressEvent)),
     modifiers(&Bearer),

@@ -37,7 +37,7 @@ pub(crate) async fn healthz(State(app): State<App>) -> Response {
 }
 
 /// Prometheus text (organisers): the queue, submissions by state, failures by reason,
-/// API requests and their latency.
+/// workers by state, API requests and their latency.
 #[utoipa::path(get, path = "/metrics", tag = "operations", security(("bearer" = [])),
     responses(
         (status = 200, description = "Prometheus text format 0.0.4",
@@ -98,6 +98,16 @@ pub(crate) async fn metrics(
             label(&f.kind),
             f.count
         );
+    }
+    let workers = app.store.worker_statuses().await?;
+    let _ = writeln!(
+        out,
+        "# HELP physiojudge_workers Workers by state (enabled, draining, disabled).\n\
+         # TYPE physiojudge_workers gauge"
+    );
+    for state in store::WorkerState::ALL {
+        let n = workers.iter().filter(|w| w.worker.state == *state).count();
+        let _ = writeln!(out, "physiojudge_workers{{state=\"{state}\"}} {n}");
     }
     app.metrics.render(&mut out);
     Ok((

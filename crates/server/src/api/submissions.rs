@@ -328,6 +328,7 @@ pub(crate) async fn get_one(
         received_at: s.received_at,
         state_changed_at: s.state_changed_at,
         queue_position: app.store.queue_position(s.id).await?,
+        judging_paused: challenge.paused.is_some(),
         selected: s.selected,
         stages,
         scores,

@@ -13,6 +13,7 @@ mod records;
 mod rules;
 mod state_machine;
 mod team_rules;
+mod workers;
 
 /// `both!(name)`: the async fn `name(&TestStore)` as two tests, `name::sqlite` and
 /// `name::postgres`.

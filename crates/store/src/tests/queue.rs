@@ -50,6 +50,7 @@ async fn fifo_and_fair_across_teams(t: &TestStore) {
     let store = t.store.clone().with_policy(Policy {
         max_attempts: 3,
         team_running_cap: 2,
+        ..Policy::default()
     });
     t.clock.advance(Duration::seconds(1));
     let a3 = t.submit(&entry(&a, &f, 4)).await.unwrap();
@@ -322,7 +323,9 @@ async fn judge_errors_retry_then_stay(t: &TestStore) {
     assert_eq!(j.attempt.number, 2);
     t.clock.advance(Duration::minutes(2));
     assert_eq!(t.reconcile().await.unwrap().requeued, [s.id]);
-    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    // Another worker: a third error of w1's own in a row would disable it.
+    let (w2, _) = t.create_worker("w2").await.unwrap();
+    let j = t.take_job(w2.id, LEASE, None).await.unwrap().unwrap();
     assert_eq!(j.attempt.number, 3);
     t.clock.advance(Duration::minutes(2));
     let r = t.reconcile().await.unwrap();

@@ -54,7 +54,7 @@ async fn users_and_tokens(t: &TestStore) {
     let (w, wtok) = t.create_worker("gpu-1").await.unwrap();
     assert_eq!(
         t.authenticate(&wtok.token).await.unwrap(),
-        Principal::Worker(w)
+        Principal::Worker(Box::new(w))
     );
     // Only the hash is stored.
     let mut tx = t.store.db.read().await.unwrap();
@@ -248,6 +248,7 @@ async fn quota_limits_and_figures(t: &TestStore) {
         .with_policy(Policy {
             max_attempts: 1,
             team_running_cap: 1,
+            ..Policy::default()
         })
         .report(f.worker.id, job.attempt, &judge_error())
         .await

@@ -256,7 +256,7 @@ mod migration_0003 {
 }
 
 async fn fills_results_stored_before_it(backend: Backend) {
-    let t = TestStore::at(backend, Some(2)).await;
+    let t = TestStore::without_migration(backend, Some(3)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
     let s = old_submission(&t, &f).await;
     let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
@@ -313,7 +313,7 @@ mod migration_0005 {
 }
 
 async fn keeps_old_figures_as_the_exams(backend: Backend) {
-    let t = TestStore::at(backend, Some(3)).await;
+    let t = TestStore::without_migration(backend, Some(5)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
     let s = old_submission(&t, &f).await;
     let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();

@@ -446,7 +446,7 @@ mod migration_0006 {
 }
 
 async fn teams_before_it_have_no_rules(backend: Backend) {
-    let t = TestStore::at(backend, Some(5)).await;
+    let t = TestStore::without_migration(backend, Some(6)).await;
     let f = fixture(&t, Quota::default(), Rule::Best).await;
     let s = super::rules::old_submission(&t, &f).await;
     crate::migrate(&t.store.db, None).await.unwrap();
