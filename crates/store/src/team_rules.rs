@@ -124,22 +124,87 @@ fn latest(table: &str, columns: &str) -> String {
     )
 }
 
+/// Where one kind of per-team rule is kept, and how a row of it reads: extensions and
+/// quota overrides are both append-only changes per phase and team, read the same way.
+struct RuleTable<T> {
+    table: &'static str,
+    columns: &'static str,
+    decode: fn(&Row) -> Result<RuleChange<T>, Error>,
+}
+
+const EXTENSIONS: RuleTable<Extension> = RuleTable {
+    table: "deadline_extensions",
+    columns: EXTENSION_COLUMNS,
+    decode: extension_change,
+};
+
+const OVERRIDES: RuleTable<QuotaOverride> = RuleTable {
+    table: "quota_overrides",
+    columns: OVERRIDE_COLUMNS,
+    decode: override_change,
+};
+
+impl<T> RuleTable<T> {
+    /// The team's rule of the phase in force, read in `tx`.
+    async fn in_force_for(
+        &self,
+        tx: &mut Tx,
+        phase: PhaseId,
+        team: TeamId,
+    ) -> Result<Option<T>, Error> {
+        let r = tx
+            .fetch_optional(
+                &latest(self.table, self.columns),
+                args![phase, Some(team.to_string())],
+            )
+            .await?;
+        Ok(r.as_ref()
+            .map(self.decode)
+            .transpose()?
+            .and_then(|c| c.value))
+    }
+
+    /// Every team's rule of the phase in force, oldest change first.
+    async fn in_force(&self, tx: &mut Tx, phase: PhaseId) -> Result<Vec<T>, Error> {
+        let rows = tx
+            .fetch_all(
+                &latest(self.table, self.columns),
+                args![phase, None::<String>],
+            )
+            .await?;
+        let mut out = Vec::new();
+        for r in &rows {
+            out.extend((self.decode)(r)?.value);
+        }
+        Ok(out)
+    }
+
+    /// Every change of the team's rule of the phase, in order.
+    async fn history(
+        &self,
+        tx: &mut Tx,
+        phase: PhaseId,
+        team: TeamId,
+    ) -> Result<Vec<RuleChange<T>>, Error> {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE phase_id = $1 AND team_id = $2 ORDER BY seq",
+            self.columns, self.table
+        );
+        tx.fetch_all(&sql, args![phase, team])
+            .await?
+            .iter()
+            .map(self.decode)
+            .collect()
+    }
+}
+
 /// The team's extension of the phase in force, read in `tx`.
 pub(crate) async fn extension_in(
     tx: &mut Tx,
     phase: PhaseId,
     team: TeamId,
 ) -> Result<Option<Extension>, Error> {
-    let r = tx
-        .fetch_optional(
-            &latest("deadline_extensions", EXTENSION_COLUMNS),
-            args![phase, Some(team.to_string())],
-        )
-        .await?;
-    Ok(r.as_ref()
-        .map(extension_change)
-        .transpose()?
-        .and_then(|c| c.value))
+    EXTENSIONS.in_force_for(tx, phase, team).await
 }
 
 /// The team's quota override of the phase in force, read in `tx`.
@@ -148,16 +213,7 @@ pub(crate) async fn override_in(
     phase: PhaseId,
     team: TeamId,
 ) -> Result<Option<QuotaOverride>, Error> {
-    let r = tx
-        .fetch_optional(
-            &latest("quota_overrides", OVERRIDE_COLUMNS),
-            args![phase, Some(team.to_string())],
-        )
-        .await?;
-    Ok(r.as_ref()
-        .map(override_change)
-        .transpose()?
-        .and_then(|c| c.value))
+    OVERRIDES.in_force_for(tx, phase, team).await
 }
 
 /// The phase, with the team locked (its row on PostgreSQL; the write lock on SQLite),
@@ -318,20 +374,7 @@ impl Store {
     /// Every extension of a phase in force, oldest change first.
     pub async fn extensions(&self, phase: PhaseId) -> Result<Vec<Extension>, Error> {
         let mut tx = self.db.read().await?;
-        let r = crate::db::attempt(async {
-            let rows = tx
-                .fetch_all(
-                    &latest("deadline_extensions", EXTENSION_COLUMNS),
-                    args![phase, None::<String>],
-                )
-                .await?;
-            let mut out = Vec::new();
-            for r in &rows {
-                out.extend(extension_change(r)?.value);
-            }
-            Ok(out)
-        })
-        .await;
+        let r = crate::db::attempt(async { EXTENSIONS.in_force(&mut tx, phase).await }).await;
         tx.finish(r).await
     }
 
@@ -342,20 +385,7 @@ impl Store {
         team: TeamId,
     ) -> Result<Vec<RuleChange<Extension>>, Error> {
         let mut tx = self.db.read().await?;
-        let r = crate::db::attempt(async {
-            tx.fetch_all(
-                &format!(
-                    "SELECT {EXTENSION_COLUMNS} FROM deadline_extensions \
-                     WHERE phase_id = $1 AND team_id = $2 ORDER BY seq"
-                ),
-                args![phase, team],
-            )
-            .await?
-            .iter()
-            .map(extension_change)
-            .collect()
-        })
-        .await;
+        let r = crate::db::attempt(async { EXTENSIONS.history(&mut tx, phase, team).await }).await;
         tx.finish(r).await
     }
 
@@ -469,20 +499,7 @@ impl Store {
     /// Every quota override of a phase in force, oldest change first.
     pub async fn quota_overrides(&self, phase: PhaseId) -> Result<Vec<QuotaOverride>, Error> {
         let mut tx = self.db.read().await?;
-        let r = crate::db::attempt(async {
-            let rows = tx
-                .fetch_all(
-                    &latest("quota_overrides", OVERRIDE_COLUMNS),
-                    args![phase, None::<String>],
-                )
-                .await?;
-            let mut out = Vec::new();
-            for r in &rows {
-                out.extend(override_change(r)?.value);
-            }
-            Ok(out)
-        })
-        .await;
+        let r = crate::db::attempt(async { OVERRIDES.in_force(&mut tx, phase).await }).await;
         tx.finish(r).await
     }
 
@@ -493,20 +510,7 @@ impl Store {
         team: TeamId,
     ) -> Result<Vec<RuleChange<QuotaOverride>>, Error> {
         let mut tx = self.db.read().await?;
-        let r = crate::db::attempt(async {
-            tx.fetch_all(
-                &format!(
-                    "SELECT {OVERRIDE_COLUMNS} FROM quota_overrides \
-                     WHERE phase_id = $1 AND team_id = $2 ORDER BY seq"
-                ),
-                args![phase, team],
-            )
-            .await?
-            .iter()
-            .map(override_change)
-            .collect()
-        })
-        .await;
+        let r = crate::db::attempt(async { OVERRIDES.history(&mut tx, phase, team).await }).await;
         tx.finish(r).await
     }
 
