@@ -281,6 +281,66 @@ fn challenge_file(id: &str, replace: &[(&str, &str)]) -> tempfile::NamedTempFile
     f
 }
 
+/// What a participant's terminal shows when stderr is not one (a pipe, as in CI logs):
+/// plain progress lines with the stage, records done of total and the elapsed time; the
+/// summary's numbers only for stages that were scored.
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let Some(data) = root_and_data("progress_is_plain_lines") else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let summary = |entry: &Path| {
+        let out = tempfile::tempdir().unwrap();
+        let o = physiojudge(&[
+            "evaluate",
+            "--challenge",
+            "cinc2017",
+            "--entry",
+            entry.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.path().join("result").to_str().unwrap(),
+        ]);
+        let said = String::from_utf8_lossy(&o.stderr).into_owned();
+        (String::from_utf8_lossy(&o.stdout).into_owned(), said)
+    };
+    let e = shell_entry("echo \"$1,N\" >> answers.txt\n", "true\n");
+    let (stdout, said) = summary(e.path());
+    let lines: Vec<&str> = said.lines().map(str::trim).collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("quiz: started, ")),
+        "{said}"
+    );
+    // The last record of a stage always gets its line: `quiz: N/N records, T s`.
+    assert!(
+        lines.iter().any(|l| {
+            l.strip_prefix("quiz: ")
+                .and_then(|l| l.strip_suffix(" s"))
+                .and_then(|l| l.split_once(" records, "))
+                .and_then(|(done, _)| done.split_once('/'))
+                .is_some_and(|(d, t)| d == t && d.parse::<u32>().is_ok())
+        }),
+        "{said}"
+    );
+    assert!(stdout.contains("quiz score "), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("exam score")),
+        "{stdout}"
+    );
+
+    // A quiz that fails: no quiz number, and the exam is not scored.
+    let e = shell_entry("echo boom >&2; exit 7\n", "true\n");
+    let (stdout, said) = summary(e.path());
+    assert!(!stdout.contains("quiz score"), "{stdout}");
+    assert!(stdout.contains("not scored"), "{stdout}");
+    assert!(
+        said.contains("boom") && said.contains("logs/quiz.log"),
+        "{said}"
+    );
+}
+
 #[test]
 fn broken_per_record_entries_get_their_documented_outcome() {
     let Some(data) = root_and_data("broken_per_record_entries") else {
