@@ -200,6 +200,11 @@ fn fork_bomb_is_contained() {
     };
     cfg.limits.pids = 16;
     cfg.limits.wall_time = Duration::from_secs(3);
+    // The bomb's shells spin on refused forks and can keep every CPU busy: with the
+    // usual 5 s of CPU, two cores spend it before 3 s of wall time and the verdict
+    // would race between the two limits. More CPU than the wall clock can give on
+    // any machine (3 s × 64 cores) leaves the wall clock as the one that ends it.
+    cfg.limits.cpu_time = Duration::from_secs(3 * 64);
     let r = run(&cfg);
     // The bomb cannot grow past the pids limit; the wall clock ends it.
     expect(&r, Verdict::WallTimeLimit, "fork bomb");
