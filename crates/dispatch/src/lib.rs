@@ -27,20 +27,31 @@
 //! Not here: judging (`worker`), what a result means (`judge`), the records (`store`).
 
 mod local;
+pub mod wire;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-pub use local::{LocalDispatch, LocalQueue, QueueConfig, Reconciler};
+pub use local::{LocalDispatch, LocalQueue, QueueConfig, Reconciler, error_report, under};
 pub use store::{
     Announcement, AttemptKey, Blame, Build, Definition, Job, Manifest, Report, ResultId, State,
     WorkerId,
 };
+
+/// An attempt's result folder under a worker's state folder: where the worker has the
+/// judge write, and where the server keeps it (a remote worker sends it there):
+/// `<state>/results/<submission>/<attempt>`.
+pub fn result_dir(state_dir: &Path, attempt: AttemptKey) -> PathBuf {
+    state_dir
+        .join("results")
+        .join(attempt.submission.to_string())
+        .join(attempt.number.to_string())
+}
 
 /// A future a [`Dispatch`] returns (boxed, so that the trait is object safe).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -136,6 +147,11 @@ pub enum DispatchError {
     /// The queue's store failed (a database fault, not a refusal): worth trying again.
     #[error(transparent)]
     Store(store::Error),
+    /// The queue could not be reached, or answered in a way this worker cannot read (a
+    /// remote worker's network or the server's fault, not a refusal): worth trying
+    /// again.
+    #[error("the queue could not be reached: {0}")]
+    Unreachable(String),
 }
 
 impl From<store::Error> for DispatchError {
@@ -163,7 +179,10 @@ impl From<store::Error> for DispatchError {
 impl DispatchError {
     /// Whether trying again later may succeed (a fault, not a refusal).
     pub fn is_transient(&self) -> bool {
-        matches!(self, DispatchError::Store(_))
+        matches!(
+            self,
+            DispatchError::Store(_) | DispatchError::Unreachable(_)
+        )
     }
 }
 

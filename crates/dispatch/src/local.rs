@@ -98,6 +98,13 @@ impl LocalQueue {
         self.inner.wake.send_modify(|n| *n = n.wrapping_add(1));
     }
 
+    /// Every wake-up from now on: the counter goes up by one per [`LocalQueue::wake`]
+    /// (a receiver that looks late sees the sum). A fleet's doorbell rings remote
+    /// workers with it.
+    pub fn wakes(&self) -> watch::Receiver<u64> {
+        self.inner.wake.subscribe()
+    }
+
     /// [`Store::submit`], then wakes the workers.
     pub async fn submit(&self, new: &NewSubmission) -> Result<Submission, Error> {
         let s = self.inner.store.submit(new).await?;
@@ -227,6 +234,17 @@ impl LocalQueue {
         self.dispatcher_announcing(worker, challenges, Some(announcement))
     }
 
+    /// [`LocalQueue::dispatcher`] for a worker that announced itself to the store
+    /// already ([`Store::announce_worker`]): a remote worker, whose takes arrive one
+    /// request at a time. Its takes are checked against what it announced.
+    pub fn dispatcher_announced(
+        &self,
+        worker: WorkerId,
+        challenges: Option<Vec<String>>,
+    ) -> LocalDispatch {
+        self.dispatcher_announcing(worker, challenges, None)
+    }
+
     fn dispatcher_announcing(
         &self,
         worker: WorkerId,
@@ -292,8 +310,8 @@ pub struct LocalDispatch {
 }
 
 /// `rel` under `root`, if it is a plain relative path (no `..`, no root, no prefix): a
-/// stored path must not lead out of the state folder.
-fn under(root: &Path, rel: &str) -> Option<PathBuf> {
+/// stored path (an entry's, relative to the state folder) must not lead out of it.
+pub fn under(root: &Path, rel: &str) -> Option<PathBuf> {
     let p = Path::new(rel);
     let plain = !rel.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
     plain.then(|| root.join(p))
@@ -461,7 +479,7 @@ impl LocalDispatch {
 }
 
 /// A report of the platform's fault, with nothing judged.
-fn error_report(message: String) -> Report {
+pub fn error_report(message: String) -> Report {
     Report {
         outcome: Outcome::Error,
         result_json: None,

@@ -23,6 +23,7 @@ mod score_cmd;
 mod serve_cmd;
 mod synth_cmd;
 mod wfdb_cmd;
+mod worker_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -70,6 +71,10 @@ enum Command {
     P300(p300_cmd::P300Command),
     /// The platform's HTTP API (/api/v1) over its database and state folder.
     Serve(serve_cmd::ServeArgs),
+    /// A worker machine of a fleet: takes jobs from a platform's server (and its job
+    /// notices over NATS), judges them in the sandbox, sends the results back. Needs
+    /// root and the runtime.
+    Worker(worker_cmd::WorkerArgs),
     /// The platform's records without the server running: the first organiser account.
     Admin(admin_cmd::AdminArgs),
     /// Upload an entry to a platform (an archive, or a folder packed as .tar.gz) and
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
         Command::Synth(a) => synth_cmd::run(a, &mut out),
         Command::P300(cmd) => p300_cmd::run(cmd, &mut out),
         Command::Serve(a) => serve_cmd::run(a, &mut out),
+        Command::Worker(a) => worker_cmd::run(a, &mut out),
         Command::Admin(a) => admin_cmd::run(a, &mut out),
         Command::Submit(a) => client_cmd::submit(a, &mut out),
         Command::Status(a) => client_cmd::status(a, &mut out),

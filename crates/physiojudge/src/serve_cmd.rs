@@ -25,6 +25,12 @@ pub struct ServeArgs {
     /// The largest entry archive accepted, in MiB.
     #[arg(long, default_value_t = 512)]
     pub max_upload_mib: u64,
+    /// Job notices for remote workers (`physiojudge worker`) over NATS JetStream:
+    /// nats://host:port[/STREAM]. Remote workers take jobs through the API with or
+    /// without it; with it, an idle one starts a queued job at once instead of at its
+    /// next poll.
+    #[arg(long)]
+    pub queue: Option<String>,
     /// Local worker slots judging queued submissions, one sandbox slot each (default:
     /// the number of CPUs; 0: none, the queue only fills).
     #[arg(long)]
@@ -88,6 +94,13 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         crate::demo_cmd::ensure_runtime()?;
     }
+    let notices: Option<fleet::QueueUrl> = match &a.queue {
+        Some(q) => Some(
+            q.parse()
+                .map_err(|e: fleet::FleetError| crate::output::UsageError(e.to_string()))?,
+        ),
+        None => None,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -107,12 +120,33 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
         let waker = queue.clone();
         config.on_queued = Some(server::OnQueued(std::sync::Arc::new(move || waker.wake())));
-        // The local runs' progress, as the workers' observer hears it, for the event
-        // streams.
+        // Remote workers take from the same queue through the API; with --queue, each
+        // wake-up also rings them over JetStream.
+        config.queue = Some(queue.clone());
+        let _ringer = match &notices {
+            Some(q) => {
+                let bell = fleet::Doorbell::connect(q)
+                    .await
+                    .with_context(|| format!("job notices at {}", q.server))?;
+                Some(AbortOnDrop(fleet::spawn_ringer(&queue, bell)))
+            }
+            None => None,
+        };
+        // The runs' progress for the event streams: the local runs' as the workers'
+        // observer hears it, the remote ones' as their heartbeats bring it.
         let progress = Progress::default();
         let seen = progress.clone();
+        let remote = queue.clone();
         config.progress = Some(server::ProgressSource(std::sync::Arc::new(move |id| {
-            seen.get(id)
+            seen.get(id).or_else(|| {
+                let (attempt, p) = remote.progress(store::SubmissionId(id))?;
+                Some(server::RunProgress {
+                    attempt: attempt.number,
+                    stage: p.stage?,
+                    done: p.done,
+                    total: p.total,
+                })
+            })
         })));
         let server = server::Server::new(store.clone(), config)
             .with_context(|| format!("preparing the state folder {}", state.display()))?;
@@ -182,6 +216,15 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         store.close().await;
         Ok(())
     })
+}
+
+/// A task that ends with its holder.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The last progress of each running local attempt, by submission.

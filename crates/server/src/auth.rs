@@ -24,6 +24,11 @@ pub struct Caller(pub User);
 #[derive(Debug, Clone)]
 pub struct Organiser(pub User);
 
+/// A worker, by its own token (the queue's endpoints only). A user's token is 403: a
+/// person takes no jobs.
+#[derive(Debug, Clone)]
+pub struct WorkerCaller(pub Box<store::Worker>);
+
 /// A user if the request carries a token, else nobody (public endpoints that show an
 /// organiser more). A token that is present but bad is still refused: a client with a
 /// stale token should learn so rather than silently see the public view.
@@ -93,6 +98,29 @@ impl FromRequestParts<App> for MaybeCaller {
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
         Ok(MaybeCaller(user(parts, app).await?))
+    }
+}
+
+impl FromRequestParts<App> for WorkerCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
+        let Some(token) = bearer(parts)? else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "this needs a worker's token: Authorization: Bearer <token> \
+                 (POST /api/v1/workers)",
+            ));
+        };
+        match app.store.authenticate(token).await? {
+            Principal::Worker(w) => Ok(WorkerCaller(w)),
+            Principal::User(_) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "not_a_worker",
+                "only a worker's token takes jobs and reports results (POST /api/v1/workers)",
+            )),
+        }
     }
 }
 

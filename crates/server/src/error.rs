@@ -134,7 +134,10 @@ impl From<store::Error> for ApiError {
             E::WorkerDraining(_) => {
                 ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
             }
-            E::WrongVersion { .. } => ApiError::conflict("wrong_version", e.to_string()),
+            E::WrongVersion { ref server, .. } => {
+                let server = crate::views::BuildView::from(server);
+                ApiError::conflict("wrong_version", e.to_string()).with("server", server)
+            }
             E::WorkerState { from, .. } => {
                 let state = crate::views::WorkerStateName::from(from);
                 ApiError::conflict("worker_state", e.to_string()).with("worker_state", state)

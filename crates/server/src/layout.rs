@@ -11,9 +11,7 @@
 //! <state>/incoming/                       uploads in progress and their checks
 //! ```
 
-use std::path::{Path, PathBuf};
-
-use store::AttemptKey;
+use std::path::Path;
 
 use crate::error::ServerError;
 
@@ -26,13 +24,8 @@ pub const RESULTS: &str = "results";
 pub const INCOMING: &str = "incoming";
 
 /// The result folder of an attempt: where a worker writes `judge::evaluate`'s output
-/// and where the server reads the logs.
-pub fn result_dir(state_dir: &Path, attempt: AttemptKey) -> PathBuf {
-    state_dir
-        .join(RESULTS)
-        .join(attempt.submission.to_string())
-        .join(attempt.number.to_string())
-}
+/// (a remote one sends it here) and where the server reads the logs.
+pub use dispatch::result_dir;
 
 /// Makes the folders and empties `incoming/`.
 pub(crate) fn prepare(state_dir: &Path) -> Result<(), ServerError> {

@@ -104,6 +104,9 @@ pub struct Config {
     pub on_queued: Option<OnQueued>,
     /// Where event streams find a running submission's progress, if anywhere.
     pub progress: Option<ProgressSource>,
+    /// The queue remote workers take jobs from (`/api/v1/queue/…`); `None`: the server
+    /// hands out no jobs (503 there), as when only local workers judge.
+    pub queue: Option<dispatch::LocalQueue>,
 }
 
 impl Config {
@@ -127,6 +130,7 @@ impl Config {
             login_tries_per_minute: 10,
             on_queued: None,
             progress: None,
+            queue: None,
         }
     }
 }

@@ -62,11 +62,16 @@ pub(crate) struct UploadQuery {
 const DRAIN_CAP: u64 = 16 << 20;
 
 /// A file that is removed when dropped, unless kept.
-struct Scratch(Option<PathBuf>);
+pub(crate) struct Scratch(Option<PathBuf>);
 
 impl Scratch {
     fn keep(mut self) {
         self.0 = None;
+    }
+
+    /// The file's path (empty once kept).
+    pub(crate) fn path(&self) -> &FsPath {
+        self.0.as_deref().unwrap_or(FsPath::new(""))
     }
 }
 
@@ -82,11 +87,11 @@ fn io_error(path: &FsPath) -> impl FnOnce(std::io::Error) -> ApiError + '_ {
     move |e| ApiError::internal(&format_args!("{}: {e}", path.display()))
 }
 
-fn too_large(max: u64) -> ApiError {
+fn too_large(max: u64, what: &str) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         "too_large",
-        format!("an entry archive is at most {max} bytes"),
+        format!("{what} is at most {max} bytes"),
     )
     .with("max_bytes", max)
 }
@@ -152,7 +157,7 @@ pub(crate) async fn upload(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max) {
-        return Err(too_large(max));
+        return Err(too_large(max, ENTRY));
     }
 
     // 2. Streamed to disk, counted and hashed.
@@ -162,7 +167,7 @@ pub(crate) async fn upload(
         .state_dir
         .join(INCOMING)
         .join(format!("{name}.part"));
-    let (bytes, sha256, part) = receive(body, &part, max).await?;
+    let (bytes, sha256, part) = receive(body, &part, max, ENTRY).await?;
     if bytes == 0 {
         return Err(invalid_entry("the body is empty: send the archive's bytes"));
     }
@@ -229,9 +234,17 @@ pub(crate) async fn upload(
     ))
 }
 
+/// What an upload's size limit is of, in its 413.
+const ENTRY: &str = "an entry archive";
+
 /// Streams `body` into a new file at `path`: its length, its sha256 and the file
-/// (removed when dropped).
-async fn receive(body: Body, path: &FsPath, max: u64) -> Result<(u64, String, Scratch), ApiError> {
+/// (removed when dropped). Over `max` bytes, 413 saying `what` is at most that.
+pub(crate) async fn receive(
+    body: Body,
+    path: &FsPath,
+    max: u64,
+    what: &str,
+) -> Result<(u64, String, Scratch), ApiError> {
     let mut file = tokio::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -257,7 +270,7 @@ async fn receive(body: Body, path: &FsPath, max: u64) -> Result<(u64, String, Sc
                     _ => break,
                 }
             }
-            return Err(too_large(max));
+            return Err(too_large(max, what));
         }
         hasher.update(&chunk);
         file.write_all(&chunk).await.map_err(io_error(path))?;

@@ -1,6 +1,6 @@
 //! One job: checks, the judge's run beside the heartbeats, the report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,14 +24,6 @@ pub(crate) enum RunEnd {
     Refused(ErrorReason),
     /// The judge ran; with the warnings of a scored result ("degenerate output").
     Judged(Result<EvalResult, JudgeError>, Vec<String>),
-}
-
-/// An attempt's result folder.
-pub fn result_dir(state_dir: &Path, key: AttemptKey) -> PathBuf {
-    state_dir
-        .join("results")
-        .join(key.submission.to_string())
-        .join(key.number.to_string())
 }
 
 /// Cancels the run when the job's task ends without finishing it (aborted, dropped):
@@ -178,7 +170,7 @@ pub(crate) async fn job(
     stop: &mut watch::Receiver<bool>,
 ) {
     let key = a.lease.attempt;
-    let out = result_dir(&shared.config.state_dir, key);
+    let out = dispatch::result_dir(&shared.config.state_dir, key);
     let token = CancelToken::new();
     let _cancel_on_drop = CancelOnDrop(token.clone());
     let progress = Arc::new(Mutex::new(RunProgress::default()));

@@ -4,6 +4,7 @@ pub(crate) mod accounts;
 pub(crate) mod challenges;
 mod events;
 mod ops;
+mod queue;
 mod rules;
 mod submissions;
 mod team_rules;
@@ -153,6 +154,24 @@ pub(crate) fn router(app: App) -> Router {
             "/api/v1/submissions/{id}/requeue",
             post(submissions::requeue),
         )
+        .route("/api/v1/queue/announce", post(queue::announce))
+        .route("/api/v1/queue/take", post(queue::take))
+        .route(
+            "/api/v1/queue/attempts/{submission}/{number}/entry",
+            get(queue::entry),
+        )
+        .route(
+            "/api/v1/queue/attempts/{submission}/{number}/heartbeat",
+            post(queue::heartbeat),
+        )
+        .route(
+            "/api/v1/queue/attempts/{submission}/{number}/result",
+            put(queue::put_result),
+        )
+        .route(
+            "/api/v1/queue/attempts/{submission}/{number}/report",
+            post(queue::report),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/metrics", get(ops::metrics))
         .fallback(no_route)
@@ -287,12 +306,18 @@ impl Modify for Bearer {
         workers::enable,
         workers::pause,
         workers::resume,
+        queue::announce,
+        queue::take,
+        queue::entry,
+        queue::heartbeat,
+        queue::put_result,
+        queue::report,
     ),
     components(schemas(crate::views::StateEvent, crate::views::ProgressEvent)),
     modifiers(&Bearer),
     tags(
         (name = "accounts"), (name = "teams"), (name = "challenges"),
-        (name = "submissions"), (name = "operations"), (name = "meta"),
+        (name = "submissions"), (name = "operations"), (name = "queue"), (name = "meta"),
     )
 )]
 struct ApiDoc;

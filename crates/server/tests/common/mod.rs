@@ -94,6 +94,12 @@ impl Harness {
         std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
         let mut config = server::Config::new(state.path());
         config.events_poll = std::time::Duration::from_millis(50);
+        // The queue remote workers take from, over a store that refuses other builds
+        // (as `serve`'s is).
+        config.queue = Some(dispatch::LocalQueue::new(
+            t.store.clone().with_build(server_build()),
+            dispatch::QueueConfig::new(state.path()),
+        ));
         tweak(&mut config);
         let server = server::Server::new(t.store.clone(), config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -304,6 +310,14 @@ pub fn good_entry() -> Vec<u8> {
         ("setup.sh", b"#!/bin/sh\n"),
         ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
     ])
+}
+
+/// The judge build the server runs (its workers must run the same).
+pub fn server_build() -> store::Build {
+    store::Build {
+        judge_version: judge::rescore::JUDGE_VERSION.to_owned(),
+        runtime_lock: judge::rescore::runtime_lock_id(),
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

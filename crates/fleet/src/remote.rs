@@ -1,0 +1,470 @@
+//! The queue over the server's HTTP API.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dispatch::wire::{Announced, ReportAnswer, ReportRequest, TakeRequest};
+use dispatch::{
+    Assignment, Blame, BoxFuture, Dispatch, DispatchError, Lease, RunProgress, Standing,
+};
+use reqwest::StatusCode;
+use serde::de::DeserializeOwned;
+use store::{Announcement, AttemptKey, Build, Report, ResultId, WorkerId};
+use tokio::io::AsyncWriteExt;
+use tokio::time::Instant;
+
+use crate::Listener;
+
+/// How a remote worker reaches its server.
+#[derive(Debug, Clone)]
+pub struct RemoteConfig {
+    /// The server's address (`https://judge.example`), without `/api/v1`.
+    pub server: String,
+    /// The worker's token (`POST /api/v1/workers`).
+    pub token: String,
+    /// The worker's state folder: entries as downloaded (`entries/`) and result folders
+    /// (`results/`) until the server has them.
+    pub state_dir: PathBuf,
+    /// How often an idle worker asks the server without a notice: what a lost notice
+    /// costs, and all a worker without NATS has.
+    pub poll_every: Duration,
+    /// Only jobs of these challenges (the ones this machine has data for); `None`: any.
+    pub challenges: Option<Vec<String>>,
+}
+
+impl RemoteConfig {
+    pub fn new(server: &str, token: &str, state_dir: impl Into<PathBuf>) -> RemoteConfig {
+        RemoteConfig {
+            server: server.trim_end_matches('/').to_owned(),
+            token: token.to_owned(),
+            state_dir: state_dir.into(),
+            poll_every: Duration::from_secs(10),
+            challenges: None,
+        }
+    }
+}
+
+/// One remote worker's view of the server's queue (see the crate documentation);
+/// shared by its slots.
+#[derive(Debug)]
+pub struct RemoteDispatch {
+    http: reqwest::Client,
+    config: RemoteConfig,
+    me: Announced,
+    build: Build,
+    listener: Option<Listener>,
+}
+
+/// The server's error object, as far as a worker needs it.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ErrorObject {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    server: Option<Build>,
+}
+
+#[derive(serde::Deserialize)]
+struct ErrorBody {
+    error: ErrorObject,
+}
+
+fn unreachable(what: &str, e: impl std::fmt::Display) -> DispatchError {
+    DispatchError::Unreachable(format!("{what}: {e}"))
+}
+
+/// What a refusal is read against: the worker's name and build, and the attempt the
+/// call was about.
+struct Refusing<'a> {
+    name: &'a str,
+    build: &'a Build,
+    attempt: Option<AttemptKey>,
+}
+
+impl Refusing<'_> {
+    fn nameless(build: &Build) -> Refusing<'_> {
+        Refusing {
+            name: "",
+            build,
+            attempt: None,
+        }
+    }
+
+    /// A refusal or failure in the server's words, as the trait's error.
+    async fn read(&self, r: reqwest::Response, what: &str) -> DispatchError {
+        let status = r.status();
+        let e = r
+            .json::<ErrorBody>()
+            .await
+            .map(|b| b.error)
+            .unwrap_or_default();
+        let name = self.name.to_owned();
+        match (e.code.as_str(), self.attempt) {
+            ("attempt_refused", Some(attempt)) => DispatchError::Refused {
+                attempt,
+                why: e.message,
+            },
+            ("worker_disabled", _) => DispatchError::WorkerDisabled(name),
+            ("worker_draining", _) => DispatchError::WorkerDraining(name),
+            ("wrong_version", _) => DispatchError::WrongVersion {
+                name,
+                worker: Some(self.build.clone()),
+                server: e.server.unwrap_or(Build {
+                    judge_version: "(not said)".into(),
+                    runtime_lock: "(not said)".into(),
+                }),
+            },
+            _ => unreachable(
+                what,
+                format_args!("{status} {}: {}", e.code, e.message.trim()),
+            ),
+        }
+    }
+}
+
+/// A JSON answer, or the refusal.
+async fn answer<T: DeserializeOwned>(
+    r: Result<reqwest::Response, reqwest::Error>,
+    what: &str,
+    refusing: &Refusing<'_>,
+) -> Result<T, DispatchError> {
+    let r = r.map_err(|e| unreachable(what, e))?;
+    if !r.status().is_success() {
+        return Err(refusing.read(r, what).await);
+    }
+    r.json::<T>().await.map_err(|e| unreachable(what, e))
+}
+
+impl RemoteDispatch {
+    /// Announces this worker (`announcement`: its build, slots, host) and learns who its
+    /// token speaks for. `listener`: the doorbell's notices, if the platform has one.
+    /// Fails at once on a token the server refuses.
+    pub async fn connect(
+        config: RemoteConfig,
+        announcement: &Announcement,
+        listener: Option<Listener>,
+    ) -> Result<RemoteDispatch, DispatchError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| unreachable("making the HTTP client", e))?;
+        let build = announcement.build.clone();
+        let r = http
+            .post(format!("{}/api/v1/queue/announce", config.server))
+            .bearer_auth(&config.token)
+            .json(announcement)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await;
+        let me = answer(r, "announcing", &Refusing::nameless(&build)).await?;
+        Ok(RemoteDispatch {
+            http,
+            config,
+            me,
+            build,
+            listener,
+        })
+    }
+
+    /// Who the server says this worker is.
+    pub fn announced(&self) -> &Announced {
+        &self.me
+    }
+
+    fn call(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}/api/v1{path}", self.config.server))
+            .bearer_auth(&self.config.token)
+    }
+
+    fn attempt_path(key: AttemptKey, what: &str) -> String {
+        format!("/queue/attempts/{}/{}/{what}", key.submission, key.number)
+    }
+
+    /// How this worker reads a refusal, for a call about `attempt` (if any).
+    fn refusing(&self, attempt: Option<AttemptKey>) -> Refusing<'_> {
+        Refusing {
+            name: &self.me.name,
+            build: &self.build,
+            attempt,
+        }
+    }
+
+    /// One take, at once: `None` if no job is takeable now.
+    async fn take_now(&self) -> Result<Option<Assignment>, DispatchError> {
+        let r = self
+            .call(reqwest::Method::POST, "/queue/take")
+            .json(&TakeRequest {
+                challenges: self.config.challenges.clone(),
+            })
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await
+            .map_err(|e| unreachable("taking a job", e))?;
+        if r.status() == StatusCode::NO_CONTENT {
+            return Ok(None);
+        }
+        let mut a: Assignment = answer(Ok(r), "taking a job", &self.refusing(None)).await?;
+        match self.download(&a).await {
+            Ok(path) => {
+                a.entry = path;
+                Ok(Some(a))
+            }
+            Err(why) => {
+                // Leased to this worker and not judgeable here: said at once, so that
+                // it is retried rather than left to lapse.
+                tracing::error!(attempt = %a.lease.attempt, "{why}");
+                let report = dispatch::error_report(why.clone());
+                let _ = self.report_inner(&a.lease, &report, Blame::Worker).await;
+                Err(DispatchError::Unreachable(why))
+            }
+        }
+    }
+
+    /// Downloads the attempt's entry into `entries/` under the state folder, keeping
+    /// the stored file's name (its extension tells the unpacker its kind).
+    async fn download(&self, a: &Assignment) -> Result<PathBuf, String> {
+        let key = a.lease.attempt;
+        let name = Path::new(&a.job.entry_path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.starts_with('.'))
+            .ok_or_else(|| format!("attempt {key}: entry path {:?}", a.job.entry_path))?;
+        let dir = self.config.state_dir.join("entries");
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join(format!("{}-{}-{name}", key.submission, key.number));
+        let part = path.with_extension("part");
+        let mut r = self
+            .call(reqwest::Method::GET, &Self::attempt_path(key, "entry"))
+            .send()
+            .await
+            .map_err(|e| format!("downloading the entry of attempt {key}: {e}"))?;
+        if !r.status().is_success() {
+            let e = self
+                .refusing(Some(key))
+                .read(r, "downloading the entry")
+                .await;
+            return Err(format!("downloading the entry of attempt {key}: {e}"));
+        }
+        let mut file = tokio::fs::File::create(&part)
+            .await
+            .map_err(|e| format!("{}: {e}", part.display()))?;
+        loop {
+            match r.chunk().await {
+                Ok(Some(c)) => file
+                    .write_all(&c)
+                    .await
+                    .map_err(|e| format!("{}: {e}", part.display()))?,
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tokio::fs::remove_file(&part).await;
+                    return Err(format!("downloading the entry of attempt {key}: {e}"));
+                }
+            }
+        }
+        file.flush()
+            .await
+            .map_err(|e| format!("{}: {e}", part.display()))?;
+        drop(file);
+        tokio::fs::rename(&part, &path)
+            .await
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    async fn take_inner(&self, wait: Duration) -> Result<Option<Assignment>, DispatchError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(a) = self.take_now().await? {
+                return Ok(Some(a));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let nap = (deadline - now).min(self.config.poll_every);
+            let notice = match &self.listener {
+                Some(l) => match l.wait(nap).await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::warn!("waiting for a job notice: {e}; polling instead");
+                        tokio::time::sleep(nap).await;
+                        None
+                    }
+                },
+                None => {
+                    tokio::time::sleep(nap).await;
+                    None
+                }
+            };
+            if let Some(n) = notice {
+                // The take the notice prompts, then the ack: a worker that dies between
+                // the two leaves the notice to another.
+                let taken = self.take_now().await;
+                n.done().await;
+                match taken {
+                    Ok(Some(a)) => return Ok(Some(a)),
+                    Ok(None) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+
+    async fn heartbeat_inner(
+        &self,
+        lease: &Lease,
+        progress: &RunProgress,
+    ) -> Result<Standing, DispatchError> {
+        let r = self
+            .call(
+                reqwest::Method::POST,
+                &Self::attempt_path(lease.attempt, "heartbeat"),
+            )
+            .json(progress)
+            .timeout(lease.heartbeat_every.max(Duration::from_secs(1)))
+            .send()
+            .await;
+        match answer::<Standing>(r, "heartbeat", &self.refusing(Some(lease.attempt))).await {
+            // A disabled worker's attempts are over: as a local worker hears it.
+            Err(DispatchError::WorkerDisabled(name)) => Ok(Standing::Lost {
+                why: format!("worker {name:?} was disabled"),
+                state: None,
+            }),
+            other => other,
+        }
+    }
+
+    /// Sends the attempt's result folder, if the worker wrote one, as a `.tar`.
+    async fn send_result(&self, lease: &Lease) -> Result<(), DispatchError> {
+        let key = lease.attempt;
+        let dir = dispatch::result_dir(&self.config.state_dir, key);
+        if !tokio::fs::try_exists(&dir).await.unwrap_or(false) {
+            return Ok(());
+        }
+        let outgoing = self.config.state_dir.join("outgoing");
+        let archive = outgoing.join(format!("{}-{}.tar", key.submission, key.number));
+        let packed = archive.clone();
+        tokio::task::spawn_blocking(move || pack(&dir, &packed))
+            .await
+            .map_err(|e| unreachable("packing the result folder", e))?
+            .map_err(|e| unreachable("packing the result folder", e))?;
+        let file = tokio::fs::File::open(&archive)
+            .await
+            .map_err(|e| unreachable("packing the result folder", e))?;
+        let len = file
+            .metadata()
+            .await
+            .map_err(|e| unreachable("packing the result folder", e))?
+            .len();
+        let r = self
+            .call(reqwest::Method::PUT, &Self::attempt_path(key, "result"))
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(reqwest::Body::from(file))
+            .send()
+            .await;
+        let _ = tokio::fs::remove_file(&archive).await;
+        let r = r.map_err(|e| unreachable("sending the result folder", e))?;
+        if !r.status().is_success() {
+            return Err(self
+                .refusing(Some(key))
+                .read(r, "sending the result folder")
+                .await);
+        }
+        Ok(())
+    }
+
+    async fn report_inner(
+        &self,
+        lease: &Lease,
+        report: &Report,
+        blame: Blame,
+    ) -> Result<ResultId, DispatchError> {
+        let key = lease.attempt;
+        self.send_result(lease).await?;
+        let r = self
+            .call(reqwest::Method::POST, &Self::attempt_path(key, "report"))
+            .json(&ReportRequest {
+                report: report.clone(),
+                blame,
+            })
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await;
+        let answer = answer::<ReportAnswer>(r, "reporting", &self.refusing(Some(key))).await;
+        if matches!(answer, Ok(_) | Err(DispatchError::Refused { .. })) {
+            // The server has the folder (or wants none of it): this machine's copies go.
+            self.forget(key).await;
+        }
+        answer.map(|a| a.result)
+    }
+
+    /// Removes the attempt's entry and result folder from this machine.
+    async fn forget(&self, key: AttemptKey) {
+        let dir = dispatch::result_dir(&self.config.state_dir, key);
+        if let Err(e) = tokio::fs::remove_dir_all(&dir).await
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("removing {}: {e}", dir.display());
+        }
+        let entries = self.config.state_dir.join("entries");
+        let prefix = format!("{}-{}-", key.submission, key.number);
+        if let Ok(mut list) = tokio::fs::read_dir(&entries).await {
+            while let Ok(Some(e)) = list.next_entry().await {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = tokio::fs::remove_file(e.path()).await;
+                }
+            }
+        }
+    }
+}
+
+/// `dir` as a `.tar` at `archive`, everything under one folder `result/` (which the
+/// server's unpacker takes off). Links are stored as links, never followed: the server
+/// refuses them, so a link cannot carry a worker's file to the server.
+fn pack(dir: &Path, archive: &Path) -> std::io::Result<()> {
+    if let Some(parent) = archive.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = std::fs::File::create(archive)?;
+    let mut b = tar::Builder::new(std::io::BufWriter::new(file));
+    b.follow_symlinks(false);
+    b.mode(tar::HeaderMode::Deterministic);
+    b.append_dir_all("result", dir)?;
+    b.into_inner()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()
+}
+
+impl Dispatch for RemoteDispatch {
+    fn worker(&self) -> WorkerId {
+        self.me.worker
+    }
+
+    fn take(&self, wait: Duration) -> BoxFuture<'_, Result<Option<Assignment>, DispatchError>> {
+        Box::pin(self.take_inner(wait))
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        lease: &'a Lease,
+        progress: &'a RunProgress,
+    ) -> BoxFuture<'a, Result<Standing, DispatchError>> {
+        Box::pin(self.heartbeat_inner(lease, progress))
+    }
+
+    fn report_blamed<'a>(
+        &'a self,
+        lease: &'a Lease,
+        report: &'a Report,
+        blame: Blame,
+    ) -> BoxFuture<'a, Result<ResultId, DispatchError>> {
+        Box::pin(self.report_inner(lease, report, blame))
+    }
+}
