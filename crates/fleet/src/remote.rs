@@ -278,8 +278,10 @@ impl RemoteDispatch {
 
     async fn take_inner(&self, wait: Duration) -> Result<Option<Assignment>, DispatchError> {
         let deadline = Instant::now() + wait;
+        // Whether to ask before waiting: not right after a notice's take.
+        let mut look = true;
         loop {
-            if let Some(a) = self.take_now().await? {
+            if look && let Some(a) = self.take_now().await? {
                 return Ok(Some(a));
             }
             let now = Instant::now();
@@ -301,16 +303,19 @@ impl RemoteDispatch {
                     None
                 }
             };
-            if let Some(n) = notice {
-                // The take the notice prompts, then the ack: a worker that dies between
-                // the two leaves the notice to another.
-                let taken = self.take_now().await;
-                n.done().await;
-                match taken {
-                    Ok(Some(a)) => return Ok(Some(a)),
-                    Ok(None) => {}
-                    Err(e) => return Err(e),
+            match notice {
+                Some(n) => {
+                    // The take the notice prompts, then the ack: a worker that dies
+                    // between the two leaves the notice to another.
+                    let taken = self.take_now().await;
+                    n.done().await;
+                    if let Some(a) = taken? {
+                        return Ok(Some(a));
+                    }
+                    look = false;
                 }
+                // A poll: no notice came within the nap.
+                None => look = true,
             }
         }
     }

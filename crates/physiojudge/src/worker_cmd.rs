@@ -122,19 +122,29 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         out.flush()?;
         let mut pool_config = worker::Config::new(&state, slots);
         pool_config.data_root = a.data_root.clone();
-        let _pool = worker::Pool::start(Arc::new(remote), judge, pool_config, Some(observer()));
+        // A take waits for a notice as long as a poll's interval: an idle worker asks
+        // the server only then, or when rung.
+        pool_config.take_wait = Duration::from_secs_f64(a.poll);
+        let (lines, mut said) = tokio::sync::mpsc::unbounded_channel();
+        let _pool =
+            worker::Pool::start(Arc::new(remote), judge, pool_config, Some(observer(lines)));
         // Runs until a signal ends the process (main's signal thread): a run under way
-        // then reports nothing, and its lease lapses for the server to retry it.
-        std::future::pending::<()>().await;
+        // then reports nothing, and its lease lapses for the server to retry it. The
+        // lines are written here, where `out` (stdout, locked for the whole command)
+        // lives.
+        while let Some(line) = said.recv().await {
+            writeln!(out, "{line}")?;
+            out.flush()?;
+        }
         Ok(())
     })
 }
 
-/// One line per job taken and ended, on stdout (the worker's log for its operator).
-fn observer() -> worker::Observer {
-    Arc::new(|e: &worker::Event| match e {
+/// One line per job taken and ended, for stdout (the worker's log for its operator).
+fn observer(lines: tokio::sync::mpsc::UnboundedSender<String>) -> worker::Observer {
+    Arc::new(move |e: &worker::Event| match e {
         worker::Event::Taken { slot, attempt } => {
-            println!("slot {slot}: took attempt {attempt}");
+            let _ = lines.send(format!("slot {slot}: took attempt {attempt}"));
         }
         worker::Event::Finished {
             slot,
@@ -150,7 +160,7 @@ fn observer() -> worker::Observer {
                 worker::Ending::Refused { why } => format!("report refused: {why}"),
                 worker::Ending::Undelivered { why } => format!("report not delivered: {why}"),
             };
-            println!("slot {slot}: attempt {attempt} {how}");
+            let _ = lines.send(format!("slot {slot}: attempt {attempt} {how}"));
         }
         _ => {}
     })

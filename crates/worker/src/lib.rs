@@ -297,7 +297,9 @@ async fn slot_loop(shared: Arc<Shared>, slot: usize, mut stop: watch::Receiver<b
                     tracing::error!(slot, "taking a job: {e}");
                 }
                 let wait = if refused {
-                    shared.config.take_wait
+                    // At most a minute: an organiser's enable should not wait out a
+                    // remote worker's long poll.
+                    shared.config.take_wait.min(Duration::from_secs(60))
                 } else {
                     shared.config.retry_wait
                 };

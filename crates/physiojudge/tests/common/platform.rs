@@ -138,6 +138,12 @@ impl Site {
 
     /// [`Site::serve`] on the address `listen`.
     pub fn serve_on(&self, listen: &str, extra: &[&str]) -> Served {
+        self.serve_with(listen, 1, extra)
+    }
+
+    /// [`Site::serve_on`] with `workers` local worker slots (0: only remote workers
+    /// judge).
+    pub fn serve_with(&self, listen: &str, workers: usize, extra: &[&str]) -> Served {
         runtime_dir();
         let mut c = testkit::physiojudge_command!();
         c.args([
@@ -147,7 +153,7 @@ impl Site {
             "--listen",
             listen,
             "--workers",
-            "1",
+            &workers.to_string(),
             "--first-slot",
             &self.slot.to_string(),
         ])

@@ -115,6 +115,7 @@ fn lease_of(queue: &LocalQueue, key: AttemptKey) -> Lease {
         (status = 200, body = WireObject, description = "dispatch::wire::Announced"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "not a worker's token, or disabled"),
+        (status = 409, body = ErrorBody, description = "another judge build than the server's"),
         (status = 422, body = ErrorBody),
     ))]
 pub(crate) async fn announce(

@@ -1,0 +1,308 @@
+//! A fleet end to end (docs/service.md, "A fleet"): the real `physiojudge serve` on
+//! PostgreSQL with no local workers and job notices on the machine's NATS JetStream,
+//! and real `physiojudge worker` processes that reach it over HTTP and NATS only, each
+//! with its own state folder, judging real data (../shared/data's CinC 2017 subset).
+//!
+//! The first worker is killed with SIGKILL in the middle of a run: its sandbox
+//! processes die with it, the lease lapses, the reconciler queues the submission again
+//! and a second worker process judges it; the lost attempt is `error` (worker lost,
+//! never charged). The second worker asks the server only when rung (`--poll 3600`),
+//! so a submission judged after it went idle proves the notice reached it. The
+//! figures on the organiser's leaderboard are exactly the scorer's, from the result
+//! folder the worker sent; the team reads its logs from it; the workers keep nothing.
+//!
+//! Needs root (the sandbox), the shared data, PostgreSQL and NATS; runs under
+//! `flock /tmp/physiojudge-sandbox.lock` with the other sandbox tests. Sandbox slots
+//! 50 and 51.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::platform::{Backend, Served, Site, is_final, processes_of};
+use serde_json::{Value, json};
+
+/// A running `physiojudge worker`; killed when dropped.
+struct Worker {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    state: tempfile::TempDir,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Worker {
+    fn start(s: &Served, site: &Site, queue: &str, token: &str, slot: u32) -> Worker {
+        let state = tempfile::tempdir().unwrap();
+        let mut child = testkit::physiojudge_command!()
+            .args([
+                "worker",
+                "--server",
+                &s.base,
+                "--queue",
+                queue,
+                "--token",
+                token,
+                "--slots",
+                "1",
+                "--first-slot",
+                &slot.to_string(),
+                "--state",
+                state.path().to_str().unwrap(),
+                "--poll",
+                "3600",
+            ])
+            .env("TMPDIR", site.tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                eprintln!("worker: {l}");
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = lines.recv_timeout(Duration::from_secs(120)).unwrap();
+        assert!(first.contains("taking jobs from"), "{first}");
+        assert!(first.contains("notices from"), "{first}");
+        Worker {
+            child,
+            lines,
+            state,
+        }
+    }
+
+    fn kill9(mut self) {
+        self.child.kill().unwrap();
+        let _ = self.child.wait();
+    }
+
+    /// What the worker keeps once its jobs are reported: nothing of theirs.
+    fn leftovers(&self) -> Vec<PathBuf> {
+        let mut left = Vec::new();
+        for sub in ["entries", "results", "outgoing"] {
+            let dir = self.state.path().join(sub);
+            let mut stack = vec![dir];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                    if e.file_type().unwrap().is_dir() {
+                        stack.push(e.path());
+                    } else {
+                        left.push(e.path());
+                    }
+                }
+            }
+        }
+        left
+    }
+}
+
+fn history(s: &Value) -> Vec<(String, String)> {
+    s["organiser"]["history"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no history: {s}"))
+        .iter()
+        .map(|h| {
+            (
+                h["to"].as_str().unwrap().to_owned(),
+                h["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn trivial_entry(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, text) in [
+        ("next.sh", "echo \"$1,N\" >> answers.txt\n"),
+        ("setup.sh", "true\n"),
+        ("answers.txt", "none,N\n"),
+        ("dependencies.txt", "# nothing\n"),
+        ("AUTHORS.txt", "test\n"),
+        ("LICENSE.txt", "MIT\n"),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir.to_path_buf()
+}
+
+/// Deletes the test's JetStream stream when dropped.
+struct Stream(fleet::QueueUrl);
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let url = self.0.clone();
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(async {
+                    if let Ok(bell) = fleet::Doorbell::connect(&url).await {
+                        let _ = bell.delete().await;
+                    }
+                })
+        })
+        .join();
+    }
+}
+
+#[test]
+fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
+    let test = "fleet_end_to_end";
+    if !testkit::root(test) {
+        return;
+    }
+    let Some(data) = testkit::shared_data(test) else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let site = Site::new(Backend::Postgres, 50);
+    let org = site.organiser("boss");
+    let nats = std::env::var("PHYSIOJUDGE_TEST_NATS")
+        .unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned());
+    let queue = format!(
+        "{nats}/PJ_E2E_{}",
+        uuid::Uuid::now_v7().simple().to_string()[16..].to_owned()
+    );
+    let _stream = Stream(queue.parse().unwrap());
+    let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
+
+    let a = s.post(
+        &org,
+        "/api/v1/challenges",
+        json!({"id": "cinc2017", "definition": "cinc2017", "data": data.to_str().unwrap()}),
+    );
+    assert_eq!(a.status, 201, "{a:?}");
+    let a = s.post(
+        &org,
+        "/api/v1/challenges/cinc2017/phases",
+        json!({"name": "open", "opens": "2026-01-01T00:00:00Z", "closes": "2099-01-01T00:00:00Z",
+               "quota": {"total": 3}, "scored_split": "exam", "show_exam": true,
+               "rule": "best"}),
+    );
+    assert_eq!(a.status, 201, "{a:?}");
+    let a = s.post(&org, "/api/v1/workers", json!({"name": "remote-1"}));
+    assert_eq!(a.status, 201, "{a:?}");
+    let token = a.json["token"].as_str().unwrap().to_owned();
+    let alice = s.participant(&org, "alice");
+    let bob = s.participant(&org, "bob");
+    s.team(&alice, "Alpha", "cinc2017");
+    s.team(&bob, "Beta", "cinc2017");
+
+    let entries = tempfile::tempdir().unwrap();
+    let good = testkit::workspace_root().join("entries/cinc2017");
+    let trivial = trivial_entry(&entries.path().join("trivial"));
+    let a_good = s.submit(&alice, "cinc2017", &good);
+    let b_trivial = s.submit(&bob, "cinc2017", &trivial);
+
+    // The first worker takes the oldest; kill it once the entry's processes are up.
+    let first = Worker::start(&s, &site, &queue, &token, 50);
+    s.wait_for(&alice, &a_good, Duration::from_secs(120), |v| {
+        v["state"] == "running"
+    });
+    let until = Instant::now() + Duration::from_secs(60);
+    while processes_of(60_050).is_empty() {
+        assert!(Instant::now() < until, "no sandbox process seen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    first.kill9();
+    let until = Instant::now() + Duration::from_secs(10);
+    while !processes_of(60_050).is_empty() {
+        assert!(
+            Instant::now() < until,
+            "sandbox processes left: {:?}",
+            processes_of(60_050)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // A second worker process (the same worker's token, a new machine's slot): it
+    // judges the queued one, and the lost one once its lease lapses.
+    let second = Worker::start(&s, &site, &queue, &token, 51);
+    for id in [&a_good, &b_trivial] {
+        s.wait_for(&org, id, Duration::from_secs(300), is_final);
+    }
+    let good_o = s.submission(&org, &a_good).json;
+    assert_eq!(good_o["state"], "scored", "{good_o}");
+    assert_eq!(good_o["attempts"], 2, "{good_o}");
+    let h = history(&good_o);
+    let states: Vec<&str> = h.iter().map(|(to, _)| to.as_str()).collect();
+    assert_eq!(
+        states,
+        ["queued", "running", "error", "queued", "running", "scored"],
+        "{good_o}"
+    );
+    assert_eq!(h[2].1, "worker_lost", "{good_o}");
+    let trivial_o = s.submission(&org, &b_trivial).json;
+    assert_eq!(trivial_o["state"], "scored", "{trivial_o}");
+    assert_eq!(trivial_o["attempts"], 1, "{trivial_o}");
+    // The error was ours: the quota is charged for the scored attempt only.
+    let q = s.get(Some(&alice), "/api/v1/challenges/cinc2017/quota?phase=open");
+    assert_eq!(q.json["total_left"], 2, "{q:?}");
+
+    // The organiser's figure is exactly the scorer's, in the folder the worker sent.
+    let attempt = dispatch::result_dir(
+        site.state.path(),
+        store::AttemptKey {
+            submission: a_good.parse().unwrap(),
+            number: 2,
+        },
+    );
+    let private: Value =
+        serde_json::from_slice(&std::fs::read(attempt.join("private/exam-score.json")).unwrap())
+            .unwrap();
+    let board = s.get(
+        Some(&org),
+        "/api/v1/challenges/cinc2017/leaderboard?phase=open",
+    );
+    let row = board.json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["submission"] == a_good.as_str())
+        .unwrap_or_else(|| panic!("{board:?}"))
+        .clone();
+    let key = row["scores"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    assert_eq!(row["scores"][&key], private[&key], "{row} {private}");
+    // The team reads its quiz log from the sent folder.
+    let log = s.get(
+        Some(&alice),
+        &format!("/api/v1/submissions/{a_good}/logs/quiz"),
+    );
+    assert_eq!(log.status, 200, "{log:?}");
+    assert!(!log.text.is_empty());
+
+    // Idle now, and asking only when rung: a new submission is judged all the same.
+    let again = s.submit(&bob, "cinc2017", &trivial);
+    let v = s.wait_for(&org, &again, Duration::from_secs(300), is_final);
+    assert_eq!(v["state"], "scored", "{v}");
+    let taken: Vec<String> = second.lines.try_iter().collect();
+    assert!(
+        taken.iter().any(|l| l.contains("reported scored")),
+        "{taken:?}"
+    );
+    // Reported and sent: the worker keeps none of it.
+    assert_eq!(second.leftovers(), Vec::<PathBuf>::new());
+    drop(second);
+    drop(s);
+}
