@@ -13,7 +13,7 @@
 //!
 //! Needs root (the sandbox), the shared data, PostgreSQL and NATS; runs under
 //! `flock /tmp/physiojudge-sandbox.lock` with the other sandbox tests. Sandbox slots
-//! 50 and 51.
+//! 52 and 53.
 
 mod common;
 
@@ -170,7 +170,7 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
         return;
     };
     let data = data.join("cinc2017");
-    let site = Site::new(Backend::Postgres, 50);
+    let site = Site::new(Backend::Postgres, 52);
     let org = site.organiser("boss");
     let nats = std::env::var("PHYSIOJUDGE_TEST_NATS")
         .unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned());
@@ -210,29 +210,29 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     let b_trivial = s.submit(&bob, "cinc2017", &trivial);
 
     // The first worker takes the oldest; kill it once the entry's processes are up.
-    let first = Worker::start(&s, &site, &queue, &token, 50);
+    let first = Worker::start(&s, &site, &queue, &token, 52);
     s.wait_for(&alice, &a_good, Duration::from_secs(120), |v| {
         v["state"] == "running"
     });
     let until = Instant::now() + Duration::from_secs(60);
-    while processes_of(60_050).is_empty() {
+    while processes_of(60_052).is_empty() {
         assert!(Instant::now() < until, "no sandbox process seen");
         std::thread::sleep(Duration::from_millis(100));
     }
     first.kill9();
     let until = Instant::now() + Duration::from_secs(10);
-    while !processes_of(60_050).is_empty() {
+    while !processes_of(60_052).is_empty() {
         assert!(
             Instant::now() < until,
             "sandbox processes left: {:?}",
-            processes_of(60_050)
+            processes_of(60_052)
         );
         std::thread::sleep(Duration::from_millis(100));
     }
 
     // A second worker process (the same worker's token, a new machine's slot): it
     // judges the queued one, and the lost one once its lease lapses.
-    let second = Worker::start(&s, &site, &queue, &token, 51);
+    let second = Worker::start(&s, &site, &queue, &token, 53);
     for id in [&a_good, &b_trivial] {
         s.wait_for(&org, id, Duration::from_secs(300), is_final);
     }
