@@ -4,8 +4,10 @@
 //! answer must be one the document declares, in the declared content type and shape.
 //!
 //! The server holds a challenge, an open phase, a team, one scored submission and the
-//! worker that judged it, and the operations' path ids point at them, so that the requests reach past "not found".
-//! It runs twice: as an organiser and as the team's participant.
+//! worker that judged it, and a second submission held by a remote worker; the
+//! operations' path ids point at them, so that the requests reach past "not found".
+//! It runs three times: as an organiser, as the team's participant and as the remote
+//! worker (the queue's endpoints: random progress, reports and result archives).
 //!
 //! `PHYSIOJUDGE_SCHEMATHESIS` names the `schemathesis` program; without it the test says
 //! so and passes, unless `PHYSIOJUDGE_REQUIRE_SCHEMATHESIS` is set (scripts/test.sh sets
@@ -45,6 +47,32 @@ async fn schemathesis_finds_no_5xx_and_no_schema_violation() {
     judge_next(&h, 0.75).await;
     // The worker that judged it (judge_next registers it): the worker controls' paths.
     let worker = h.t.workers().await.unwrap().remove(0).id;
+    // A remote worker of the server's build holding an attempt: the queue's paths.
+    let a = h
+        .post(
+            Some(&h.organiser),
+            "/api/v1/workers",
+            json!({"name": "remote"}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{a:?}");
+    let remote = a.json["token"].as_str().unwrap().to_owned();
+    let a = h
+        .post(
+            Some(&remote),
+            "/api/v1/queue/announce",
+            json!({"build": server_build(), "slots": 1, "host": "schemathesis"}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let a = h.upload(&alice, "cinc2017", "", good_entry()).await;
+    assert_eq!(a.status, 201, "{a:?}");
+    let a = h.post(Some(&remote), "/api/v1/queue/take", json!({})).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let held = a.json["job"]["attempt"]["submission"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("schemathesis.toml");
@@ -67,13 +95,21 @@ parameters = {{ "path.id" = "{team}" }}
 [[operations]]
 include-path-regex = "^/api/v1/workers/"
 parameters = {{ "path.id" = "{worker}" }}
+
+[[operations]]
+include-path-regex = "^/api/v1/queue/attempts/"
+parameters = {{ "path.submission" = "{held}", "path.number" = 1 }}
 "#
         ),
     )
     .unwrap();
 
     let schema = h.url("/api/v1/openapi.json");
-    for (who, token) in [("organiser", h.organiser.clone()), ("participant", alice)] {
+    for (who, token) in [
+        ("organiser", h.organiser.clone()),
+        ("participant", alice),
+        ("worker", remote),
+    ] {
         let out = tokio::process::Command::new(&st)
             .arg("--config-file")
             .arg(&config)
