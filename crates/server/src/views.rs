@@ -798,37 +798,50 @@ pub struct PublishRequest {
 /// Why a phase cannot be published yet (409 `not_publishable`, in `blockers`).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct BlockerView {
-    /// `unfinished` (queued, running or in `error`) or `no_exam_result` (a final entry
-    /// with no result under the phase's current versions).
+    /// `unfinished` (queued, running or in `error`), `no_exam_result` (a final entry
+    /// with no result under the phase's current versions) or `extension_open` (a team
+    /// may still submit under a deadline extension, until `closes`).
     pub kind: String,
-    pub submission: Uuid,
+    /// The submission (not for `extension_open`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Uuid>,
     pub team: Uuid,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateName>,
+    /// The team's own close (`extension_open` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes: Option<DateTime<Utc>>,
     pub message: String,
 }
 
 impl From<&store::PublishBlocker> for BlockerView {
     fn from(b: &store::PublishBlocker) -> BlockerView {
-        match b {
+        let (kind, submission, team, state, closes) = match b {
             store::PublishBlocker::Unfinished {
                 submission,
                 team,
                 state,
-            } => BlockerView {
-                kind: "unfinished".into(),
-                submission: submission.0,
-                team: team.0,
-                state: Some((*state).into()),
-                message: b.to_string(),
-            },
-            store::PublishBlocker::NoExamResult { submission, team } => BlockerView {
-                kind: "no_exam_result".into(),
-                submission: submission.0,
-                team: team.0,
-                state: None,
-                message: b.to_string(),
-            },
+            } => (
+                "unfinished",
+                Some(submission.0),
+                team.0,
+                Some((*state).into()),
+                None,
+            ),
+            store::PublishBlocker::NoExamResult { submission, team } => {
+                ("no_exam_result", Some(submission.0), team.0, None, None)
+            }
+            store::PublishBlocker::ExtensionOpen { team, closes } => {
+                ("extension_open", None, team.0, None, Some(*closes))
+            }
+        };
+        BlockerView {
+            kind: kind.into(),
+            submission,
+            team,
+            state,
+            closes,
+            message: b.to_string(),
         }
     }
 }

@@ -134,6 +134,25 @@ async fn an_extension_is_one_teams_own_close(b: Backend) {
     assert_eq!(c.json["phases"][0]["open"], false, "{c:?}");
     // Accepted late, judged to the end.
     judge_next(&h, 0.6).await;
+    // While Bob may still submit, the final board is not published: he would see it.
+    let a = h
+        .post(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/publish",
+            json!({"phase": "official"}),
+        )
+        .await;
+    assert_eq!((a.status, a.code()), (409, "not_publishable"), "{a:?}");
+    let open: Vec<&serde_json::Value> = a.json["error"]["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "extension_open")
+        .collect();
+    assert_eq!(open.len(), 1, "{a:?}");
+    assert_eq!(open[0]["team"], beta.as_str(), "{a:?}");
+    assert_eq!(time(&open[0]["closes"]), extended, "{a:?}");
+    assert!(open[0].get("submission").is_none(), "{a:?}");
 
     // After Bob's own close: refused, the message and figures saying his close.
     h.t.clock.set(extended);

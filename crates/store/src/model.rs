@@ -874,6 +874,9 @@ pub enum PublishBlocker {
         submission: SubmissionId,
         team: TeamId,
     },
+    /// A team's deadline extension is still open: it may still submit, so it must not
+    /// see the final leaderboard (its own exam score, the others') before its close.
+    ExtensionOpen { team: TeamId, closes: DateTime<Utc> },
 }
 
 impl fmt::Display for PublishBlocker {
@@ -886,6 +889,12 @@ impl fmt::Display for PublishBlocker {
                 f,
                 "final entry {submission} has no result with ranking numbers of the phase's \
                  scored split under the current versions"
+            ),
+            PublishBlocker::ExtensionOpen { team, closes } => write!(
+                f,
+                "team {team} may submit until {} (a deadline extension): publish after \
+                 that, or revoke the extension",
+                closes.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             ),
         }
     }

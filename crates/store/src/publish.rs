@@ -23,13 +23,14 @@ const CURRENT: &str = "SELECT s.id FROM submissions s \
                        AND r.manifest_sha256 = c.manifest_sha256 \
                        AND ($2 IS NULL OR r.scorer_version = $2)";
 
-/// What stops a phase from being published now: its unfinished submissions, and the
-/// final entries (selected, or for a team that selected none, its scored submissions)
-/// with no result under the current versions.
+/// What stops a phase from being published now: its unfinished submissions, the final
+/// entries (selected, or for a team that selected none, its scored submissions) with no
+/// result under the current versions, and the deadline extensions still open at `now`.
 async fn blockers(
     tx: &mut Tx,
     phase: PhaseId,
     scorer: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Vec<PublishBlocker>, Error> {
     let mut out = Vec::new();
     for r in tx
@@ -71,6 +72,12 @@ async fn blockers(
             team: TeamId::parse_stored(&r.get::<String>("team_id")?)?,
         });
     }
+    for e in crate::team_rules::open_extensions_in(tx, phase, now).await? {
+        out.push(PublishBlocker::ExtensionOpen {
+            team: e.team,
+            closes: e.closes,
+        });
+    }
     Ok(out)
 }
 
@@ -94,7 +101,7 @@ impl Store {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
             crate::submissions::phase_in(&mut tx, phase).await?;
-            blockers(&mut tx, phase, self.scorer_version()).await
+            blockers(&mut tx, phase, self.scorer_version(), self.now()).await
         })
         .await;
         tx.finish(r).await
@@ -103,7 +110,8 @@ impl Store {
     /// Publishes the phase's final leaderboard ([`Store::final_leaderboard`]) as a
     /// fixed snapshot, the next version. Refused with [`Error::NotPublishable`] (every
     /// blocker listed) while any submission of the phase is queued, running or in
-    /// `error`, or a final entry has no result under the current versions.
+    /// `error`, a final entry has no result under the current versions, or a team's
+    /// deadline extension is still open.
     pub async fn publish(&self, phase: PhaseId, by: Option<UserId>) -> Result<Publication, Error> {
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
@@ -116,7 +124,7 @@ impl Store {
                 .await?;
             }
             let p = crate::submissions::phase_in(&mut tx, phase).await?;
-            let blockers = blockers(&mut tx, phase, self.scorer_version()).await?;
+            let blockers = blockers(&mut tx, phase, self.scorer_version(), self.now()).await?;
             if !blockers.is_empty() {
                 return Err(Error::NotPublishable {
                     phase: p.name,

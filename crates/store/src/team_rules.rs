@@ -207,6 +207,16 @@ pub(crate) async fn extension_in(
     EXTENSIONS.in_force_for(tx, phase, team).await
 }
 
+/// The phase's extensions in force that still run at `now`, read in `tx`.
+pub(crate) async fn open_extensions_in(
+    tx: &mut Tx,
+    phase: PhaseId,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<Extension>, Error> {
+    let all = EXTENSIONS.in_force(tx, phase).await?;
+    Ok(all.into_iter().filter(|e| e.closes > now).collect())
+}
+
 /// The team's quota override of the phase in force, read in `tx`.
 pub(crate) async fn override_in(
     tx: &mut Tx,

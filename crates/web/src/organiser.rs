@@ -286,12 +286,15 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                                         p { "The phase cannot be published yet. Resolve these first, then publish again:" }
                                         ul.blockers {
                                             @for (b, team) in &r.blockers { li {
-                                                @if b.kind == "unfinished" { strong { "Unfinished" } } @else if b.kind == "no_exam_result" { strong { "No exam result under the current versions" } } @else { strong { (b.kind) } }
-                                                ": team " (if team.is_empty() { b.team.to_string() } else { team.clone() }) ", "
-                                                "submission " a href={"/submissions/" (b.submission)} { code { (b.submission) } }
+                                                @if b.kind == "unfinished" { strong { "Unfinished" } } @else if b.kind == "no_exam_result" { strong { "No exam result under the current versions" } } @else if b.kind == "extension_open" { strong { "Deadline extension still open" } } @else { strong { (b.kind) } }
+                                                ": team " (if team.is_empty() { b.team.to_string() } else { team.clone() })
+                                                @if let Some(sub) = &b.submission {
+                                                    ", submission " a href={"/submissions/" (sub)} { code { (sub) } }
+                                                }
                                                 @if let Some(st) = &b.state { " " (state_badge(word(st).as_str())) }
                                                 @if b.kind == "unfinished" { " — wait for it to end, or requeue it if it is in error" }
                                                 @else if b.kind == "no_exam_result" { " — rescore the challenge, or the team selects another entry" }
+                                                @else if let (true, Some(c)) = (b.kind == "extension_open", b.closes) { " — it may submit until " (time(c)) "; publish after that, or revoke the extension" }
                                                 @else { " — " (b.message) }
                                             } }
                                         }

@@ -1021,7 +1021,7 @@ async fn upload(s: &Site, token: &str, challenge: &str) -> String {
 
 /// The organiser publishes and rescores in the console, without a script's help: a
 /// publication is refused with its blockers listed (a queued submission, a final entry
-/// scored by an older scorer); a rescoring shows each result's figures before and after
+/// scored by an older scorer, a team's deadline extension still open); a rescoring shows each result's figures before and after
 /// and is applied; then the publication succeeds, and the leaderboard shows its
 /// versions.
 async fn publish_and_rescore(backend: Backend) {
@@ -1047,29 +1047,31 @@ async fn publish_and_rescore(backend: Backend) {
     .await
     .unwrap();
     let now = s.t.now();
-    s.t.create_phase(
-        "cinc2017",
-        &store::NewPhase {
-            name: "official".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: store::Quota::default(),
-            scored_split: store::Split::Exam,
-            show_exam: true,
-            rule: store::Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    let phase =
+        s.t.create_phase(
+            "cinc2017",
+            &store::NewPhase {
+                name: "official".into(),
+                opens: now - chrono::Duration::days(1),
+                closes: now + chrono::Duration::days(1),
+                selection_closes: None,
+                quota: store::Quota::default(),
+                scored_split: store::Split::Exam,
+                show_exam: true,
+                rule: store::Rule::Best,
+            },
+        )
+        .await
+        .unwrap();
     let mut tokens = Vec::new();
+    let mut teams = Vec::new();
     for (user, team) in [("alice", "Alpha"), ("bob", HOSTILE)] {
         let u =
             s.t.create_user(user, Role::Participant, Some("a password"))
                 .await
                 .unwrap();
         tokens.push(s.t.issue_token(u.id, "test").await.unwrap().token);
-        s.t.create_team("cinc2017", team, u.id).await.unwrap();
+        teams.push(s.t.create_team("cinc2017", team, u.id).await.unwrap().id);
     }
     // Each run keeps its exam outputs (one class for every record): what a rescoring
     // scores again. The stored scores are an older scorer's.
@@ -1085,6 +1087,16 @@ async fn publish_and_rescore(backend: Backend) {
     s.report_by(&job, scored_result(0.812), "ok\n", Some(0.812), OLD_SCORER)
         .await;
     let beta = upload(&s, &tokens[1], "cinc2017").await;
+    // Alpha may submit two days more: the final board waits for it.
+    s.t.grant_extension(
+        phase.id,
+        teams[0],
+        now + chrono::Duration::days(2),
+        "a power cut",
+        None,
+    )
+    .await
+    .unwrap();
 
     sign_in(&c, &s, "org", "organiser pass").await;
     // Nothing published yet: said in place on the leaderboard.
@@ -1114,6 +1126,8 @@ async fn publish_and_rescore(backend: Backend) {
     );
     assert!(r.contains("Alpha"), "{r}");
     assert!(r.contains(&format!("submission {alpha}")), "{r}");
+    assert!(r.contains("Deadline extension still open"), "{r}");
+    assert!(r.contains("it may submit until"), "{r}");
     inert(&c).await;
     // The form's address names the refusal: the browser scrolls to it, no script
     // needed.
@@ -1128,6 +1142,9 @@ async fn publish_and_rescore(backend: Backend) {
     assert_eq!(seen, json!(true), "the refusal is not in view");
     s.shot(&c, "organiser-publish-refused").await;
 
+    s.t.revoke_extension(phase.id, teams[0], None, None)
+        .await
+        .unwrap();
     // Beta's run ends; a rescoring brings both results to the current scorer.
     let job = s.take().await;
     judged(&job);

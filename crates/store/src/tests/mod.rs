@@ -162,3 +162,24 @@ pub(crate) fn judge_error() -> Report {
 }
 
 pub(crate) const LEASE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// One scored submission of `team` (entry `n`, exam score `v`), then a second passes.
+pub(crate) async fn scored_one(
+    t: &TestStore,
+    f: &Fixture,
+    team: &Team,
+    n: u32,
+    v: f64,
+) -> AttemptKey {
+    t.submit(&entry(team, f, n)).await.unwrap();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    t.report(
+        f.worker.id,
+        j.attempt,
+        &scored(&[("score", v, Better::Higher)]),
+    )
+    .await
+    .unwrap();
+    t.clock.advance(Duration::seconds(1));
+    j.attempt
+}

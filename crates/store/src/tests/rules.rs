@@ -10,20 +10,6 @@ both!(
     leaderboards_combine_only_the_current_scorer,
 );
 
-async fn scored_one(t: &TestStore, f: &Fixture, team: &Team, n: u32, v: f64) -> AttemptKey {
-    t.submit(&entry(team, f, n)).await.unwrap();
-    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
-    t.report(
-        f.worker.id,
-        j.attempt,
-        &scored(&[("score", v, Better::Higher)]),
-    )
-    .await
-    .unwrap();
-    t.clock.advance(Duration::seconds(1));
-    j.attempt
-}
-
 async fn publishing_blockers_and_versions(t: &TestStore) {
     let store = t.store.clone().with_scorer_version("score 0.1.0");
     let f = fixture(t, Quota::default(), Rule::Best).await;

@@ -11,6 +11,7 @@ both!(
     a_quota_override_raises_and_lowers_one_teams_limits,
     a_baseline_team_is_shown_with_its_mark,
     team_rule_histories_are_append_only,
+    an_open_extension_holds_back_publishing,
 );
 
 fn closed_at(e: Error) -> (chrono::DateTime<chrono::Utc>, bool) {
@@ -456,4 +457,42 @@ async fn teams_before_it_have_no_rules(backend: Backend) {
     let q = t.quota(f.phase.id, s.team).await.unwrap();
     assert!(!q.overridden);
     assert_eq!(q.used_total, 1);
+}
+
+async fn an_open_extension_holds_back_publishing(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let a = team(t, &f, "a").await;
+    let b = team(t, &f, "b").await;
+    scored_one(t, &f, &a, 1, 0.5).await;
+    scored_one(t, &f, &b, 2, 0.6).await;
+    let extended = f.phase.closes + Duration::hours(6);
+    t.grant_extension(f.phase.id, b.id, extended, "power cut", None)
+        .await
+        .unwrap();
+    // After the phase's close, before b's: b could still submit having seen the board.
+    t.clock.set(f.phase.closes + Duration::hours(1));
+    let want = [PublishBlocker::ExtensionOpen {
+        team: b.id,
+        closes: extended,
+    }];
+    assert_eq!(t.publish_blockers(f.phase.id).await.unwrap(), want);
+    match t.publish(f.phase.id, None).await {
+        Err(Error::NotPublishable { blockers, .. }) => assert_eq!(blockers, want),
+        other => panic!("{other:?}"),
+    }
+    assert!(want[0].to_string().contains("revoke the extension"));
+    assert_eq!(t.publication(f.phase.id, None).await.unwrap(), None);
+    // Revoked, it holds nothing back; granted again, it does.
+    t.revoke_extension(f.phase.id, b.id, None, None)
+        .await
+        .unwrap();
+    assert_eq!(t.publish_blockers(f.phase.id).await.unwrap(), []);
+    t.grant_extension(f.phase.id, b.id, extended, "power cut, again", None)
+        .await
+        .unwrap();
+    assert_eq!(t.publish_blockers(f.phase.id).await.unwrap(), want);
+    // At b's own close it is over: published, both teams on the board.
+    t.clock.set(extended);
+    let p = t.publish(f.phase.id, None).await.unwrap();
+    assert_eq!(p.board.rows.len(), 2);
 }
