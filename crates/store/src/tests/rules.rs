@@ -1,7 +1,5 @@
 //! Publishing, rescoring and the versions a leaderboard combines, on both backends.
 
-use chrono::Duration;
-
 use super::*;
 
 both!(
