@@ -152,6 +152,10 @@ pub enum DispatchError {
     /// again.
     #[error("the queue could not be reached: {0}")]
     Unreachable(String),
+    /// The queue refused the request itself (a token it does not take, a body it will
+    /// not accept): asking again the same way cannot succeed.
+    #[error("the queue refused the request: {0}")]
+    Rejected(String),
 }
 
 impl From<store::Error> for DispatchError {
@@ -222,4 +226,11 @@ pub trait Dispatch: Send + Sync {
         report: &'a Report,
         blame: Blame,
     ) -> BoxFuture<'a, Result<ResultId, DispatchError>>;
+
+    /// The worker is done with the attempt, however it ended (reported, refused, lost,
+    /// undelivered): a backend that copied files for it removes them. The local one
+    /// keeps the result folder, which is the server's.
+    fn finished(&self, _attempt: AttemptKey) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }

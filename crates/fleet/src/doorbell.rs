@@ -246,8 +246,10 @@ impl Listener {
 /// (NATS down) is logged and dropped: workers' polls find the job.
 pub fn spawn_ringer(queue: &dispatch::LocalQueue, bell: Doorbell) -> JoinHandle<()> {
     let mut wakes = queue.wakes();
+    // Read now, not in the task: a wake-up between this call and the task's first poll
+    // is rung too.
+    let mut seen = *wakes.borrow_and_update();
     tokio::spawn(async move {
-        let mut seen = *wakes.borrow_and_update();
         while wakes.changed().await.is_ok() {
             let now = *wakes.borrow_and_update();
             let n = now.wrapping_sub(seen).min(MAX_RINGS);

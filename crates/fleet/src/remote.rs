@@ -15,6 +15,12 @@ use tokio::time::Instant;
 
 use crate::Listener;
 
+/// The state folder's parts: entries as downloaded, result folders as the judge writes
+/// them, result archives being sent.
+const ENTRIES: &str = "entries";
+const RESULTS: &str = "results";
+const OUTGOING: &str = "outgoing";
+
 /// How a remote worker reaches its server.
 #[derive(Debug, Clone)]
 pub struct RemoteConfig {
@@ -52,7 +58,9 @@ pub struct RemoteDispatch {
     config: RemoteConfig,
     me: Announced,
     build: Build,
-    listener: Option<Listener>,
+    /// The doorbell's notices, once NATS is reached (it may be down at start: polls
+    /// cover until then).
+    listener: std::sync::Arc<std::sync::OnceLock<Listener>>,
 }
 
 /// The server's error object, as far as a worker needs it.
@@ -92,7 +100,9 @@ impl Refusing<'_> {
         }
     }
 
-    /// A refusal or failure in the server's words, as the trait's error.
+    /// A refusal or failure in the server's words, as the trait's error: the queue's
+    /// refusals typed, a server or proxy fault (5xx, 408, 429, an answer that is not
+    /// the server's) worth trying again, any other refusal of the request final.
     async fn read(&self, r: reqwest::Response, what: &str) -> DispatchError {
         let status = r.status();
         let e = r
@@ -101,6 +111,7 @@ impl Refusing<'_> {
             .map(|b| b.error)
             .unwrap_or_default();
         let name = self.name.to_owned();
+        let said = format!("{what}: {status} {}: {}", e.code, e.message.trim());
         match (e.code.as_str(), self.attempt) {
             ("attempt_refused", Some(attempt)) => DispatchError::Refused {
                 attempt,
@@ -116,10 +127,14 @@ impl Refusing<'_> {
                     runtime_lock: "(not said)".into(),
                 }),
             },
-            _ => unreachable(
-                what,
-                format_args!("{status} {}: {}", e.code, e.message.trim()),
-            ),
+            _ if status.is_server_error()
+                || status == StatusCode::REQUEST_TIMEOUT
+                || status == StatusCode::TOO_MANY_REQUESTS
+                || e.code.is_empty() =>
+            {
+                DispatchError::Unreachable(said)
+            }
+            _ => DispatchError::Rejected(said),
         }
     }
 }
@@ -139,15 +154,21 @@ async fn answer<T: DeserializeOwned>(
 
 impl RemoteDispatch {
     /// Announces this worker (`announcement`: its build, slots, host) and learns who its
-    /// token speaks for. `listener`: the doorbell's notices, if the platform has one.
-    /// Fails at once on a token the server refuses.
+    /// token speaks for. `notices`: the platform's doorbell, dialled in the background
+    /// (and again until it answers), so a NATS that is down costs polls, not the
+    /// worker. Fails at once on a token or build the server refuses.
+    ///
+    /// The state folder is this process's: what an earlier process left in it (entries,
+    /// result folders of jobs it never finished) is removed first.
     pub async fn connect(
         config: RemoteConfig,
         announcement: &Announcement,
-        listener: Option<Listener>,
+        notices: Option<crate::QueueUrl>,
     ) -> Result<RemoteDispatch, DispatchError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // A stalled transfer ends a call rather than holding a slot for ever.
+            .read_timeout(Duration::from_secs(120))
             .build()
             .map_err(|e| unreachable("making the HTTP client", e))?;
         let build = announcement.build.clone();
@@ -159,6 +180,39 @@ impl RemoteDispatch {
             .send()
             .await;
         let me = answer(r, "announcing", &Refusing::nameless(&build)).await?;
+        for sub in [ENTRIES, RESULTS, OUTGOING] {
+            let dir = config.state_dir.join(sub);
+            if let Err(e) = tokio::fs::remove_dir_all(&dir).await
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(unreachable(
+                    "clearing the state folder",
+                    format_args!("{}: {e}", dir.display()),
+                ));
+            }
+        }
+        let listener = std::sync::Arc::new(std::sync::OnceLock::new());
+        if let Some(url) = notices {
+            let slot = listener.clone();
+            tokio::spawn(async move {
+                let mut wait = Duration::from_secs(1);
+                loop {
+                    match crate::Doorbell::connect(&url).await {
+                        Ok(bell) => match bell.listener().await {
+                            Ok(l) => {
+                                let _ = slot.set(l);
+                                tracing::info!("job notices from {}/{}", url.server, url.stream);
+                                return;
+                            }
+                            Err(e) => tracing::warn!("job notices: {e}; polling meanwhile"),
+                        },
+                        Err(e) => tracing::warn!("job notices: {e}; polling meanwhile"),
+                    }
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(60));
+                }
+            });
+        }
         Ok(RemoteDispatch {
             http,
             config,
@@ -192,8 +246,9 @@ impl RemoteDispatch {
         }
     }
 
-    /// One take, at once: `None` if no job is takeable now.
-    async fn take_now(&self) -> Result<Option<Assignment>, DispatchError> {
+    /// One take, at once: the job leased to this worker (its entry not yet here), or
+    /// `None` if no job is takeable now.
+    async fn offer(&self) -> Result<Option<Assignment>, DispatchError> {
         let r = self
             .call(reqwest::Method::POST, "/queue/take")
             .json(&TakeRequest {
@@ -206,19 +261,57 @@ impl RemoteDispatch {
         if r.status() == StatusCode::NO_CONTENT {
             return Ok(None);
         }
-        let mut a: Assignment = answer(Ok(r), "taking a job", &self.refusing(None)).await?;
-        match self.download(&a).await {
+        answer(Ok(r), "taking a job", &self.refusing(None))
+            .await
+            .map(Some)
+    }
+
+    /// The job's entry brought here, heartbeating meanwhile: the assignment ready to
+    /// judge. A download that fails is reported at once (not the worker's fault: the
+    /// server's file or the network), so that the job is retried rather than left to
+    /// lapse.
+    async fn fetch(&self, mut a: Assignment) -> Result<Assignment, DispatchError> {
+        match self.holding(&a.lease, self.download(&a)).await {
             Ok(path) => {
                 a.entry = path;
-                Ok(Some(a))
+                Ok(a)
             }
             Err(why) => {
-                // Leased to this worker and not judgeable here: said at once, so that
-                // it is retried rather than left to lapse.
                 tracing::error!(attempt = %a.lease.attempt, "{why}");
                 let report = dispatch::error_report(why.clone());
-                let _ = self.report_inner(&a.lease, &report, Blame::Worker).await;
+                let _ = self.report_inner(&a.lease, &report, Blame::Elsewhere).await;
+                self.forget(a.lease.attempt).await;
                 Err(DispatchError::Unreachable(why))
+            }
+        }
+    }
+
+    /// Runs `work` while heartbeating the lease every `heartbeat_every`, as the pool
+    /// does while judging: a transfer longer than the lease must not lose it. A lost
+    /// lease ends the work with why.
+    async fn holding<T>(
+        &self,
+        lease: &Lease,
+        work: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        let every = lease.heartbeat_every.max(Duration::from_millis(10));
+        let mut tick = tokio::time::interval_at(Instant::now() + every, every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                r = &mut work => return r,
+                _ = tick.tick() => {
+                    match self.heartbeat_inner(lease, &RunProgress::default()).await {
+                        Ok(Standing::Lost { why, .. }) => {
+                            return Err(format!("attempt {}: lease lost: {why}", lease.attempt));
+                        }
+                        Ok(Standing::Held { .. }) => {}
+                        // A failed heartbeat: the transfer goes on; the lease lapses
+                        // only after several.
+                        Err(e) => tracing::warn!(attempt = %lease.attempt, "heartbeat failed: {e}"),
+                    }
+                }
             }
         }
     }
@@ -232,48 +325,49 @@ impl RemoteDispatch {
             .and_then(|n| n.to_str())
             .filter(|n| !n.starts_with('.'))
             .ok_or_else(|| format!("attempt {key}: entry path {:?}", a.job.entry_path))?;
-        let dir = self.config.state_dir.join("entries");
+        let dir = self.config.state_dir.join(ENTRIES);
         tokio::fs::create_dir_all(&dir)
             .await
             .map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join(format!("{}-{}-{name}", key.submission, key.number));
-        let part = path.with_extension("part");
-        let mut r = self
-            .call(reqwest::Method::GET, &Self::attempt_path(key, "entry"))
-            .send()
-            .await
-            .map_err(|e| format!("downloading the entry of attempt {key}: {e}"))?;
-        if !r.status().is_success() {
-            let e = self
-                .refusing(Some(key))
-                .read(r, "downloading the entry")
-                .await;
-            return Err(format!("downloading the entry of attempt {key}: {e}"));
-        }
-        let mut file = tokio::fs::File::create(&part)
-            .await
-            .map_err(|e| format!("{}: {e}", part.display()))?;
-        loop {
-            match r.chunk().await {
-                Ok(Some(c)) => file
-                    .write_all(&c)
+        let part = dir.join(format!("{}-{}.part", key.submission, key.number));
+        let got = async {
+            let mut r = self
+                .call(reqwest::Method::GET, &Self::attempt_path(key, "entry"))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !r.status().is_success() {
+                return Err(self
+                    .refusing(Some(key))
+                    .read(r, "downloading the entry")
                     .await
-                    .map_err(|e| format!("{}: {e}", part.display()))?,
-                Ok(None) => break,
-                Err(e) => {
-                    let _ = tokio::fs::remove_file(&part).await;
-                    return Err(format!("downloading the entry of attempt {key}: {e}"));
-                }
+                    .to_string());
+            }
+            let mut file = tokio::fs::File::create(&part)
+                .await
+                .map_err(|e| format!("{}: {e}", part.display()))?;
+            while let Some(c) = r.chunk().await.map_err(|e| e.to_string())? {
+                file.write_all(&c)
+                    .await
+                    .map_err(|e| format!("{}: {e}", part.display()))?;
+            }
+            file.flush()
+                .await
+                .map_err(|e| format!("{}: {e}", part.display()))?;
+            drop(file);
+            tokio::fs::rename(&part, &path)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+        .await;
+        match got {
+            Ok(()) => Ok(path),
+            Err(e) => {
+                let _ = tokio::fs::remove_file(&part).await;
+                Err(format!("downloading the entry of attempt {key}: {e}"))
             }
         }
-        file.flush()
-            .await
-            .map_err(|e| format!("{}: {e}", part.display()))?;
-        drop(file);
-        tokio::fs::rename(&part, &path)
-            .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(path)
     }
 
     async fn take_inner(&self, wait: Duration) -> Result<Option<Assignment>, DispatchError> {
@@ -281,15 +375,15 @@ impl RemoteDispatch {
         // Whether to ask before waiting: not right after a notice's take.
         let mut look = true;
         loop {
-            if look && let Some(a) = self.take_now().await? {
-                return Ok(Some(a));
+            if look && let Some(a) = self.offer().await? {
+                return self.fetch(a).await.map(Some);
             }
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
             }
             let nap = (deadline - now).min(self.config.poll_every);
-            let notice = match &self.listener {
+            let notice = match self.listener.get() {
                 Some(l) => match l.wait(nap).await {
                     Ok(n) => n,
                     Err(e) => {
@@ -305,12 +399,12 @@ impl RemoteDispatch {
             };
             match notice {
                 Some(n) => {
-                    // The take the notice prompts, then the ack: a worker that dies
-                    // between the two leaves the notice to another.
-                    let taken = self.take_now().await;
+                    // The take the notice prompts, then the ack (before the download):
+                    // a worker that dies between the two leaves the notice to another.
+                    let taken = self.offer().await;
                     n.done().await;
                     if let Some(a) = taken? {
-                        return Ok(Some(a));
+                        return self.fetch(a).await.map(Some);
                     }
                     look = false;
                 }
@@ -344,37 +438,45 @@ impl RemoteDispatch {
         }
     }
 
-    /// Sends the attempt's result folder, if the worker wrote one, as a `.tar`.
+    /// Sends the attempt's result folder, if the worker wrote one, as a `.tar`,
+    /// heartbeating meanwhile.
     async fn send_result(&self, lease: &Lease) -> Result<(), DispatchError> {
         let key = lease.attempt;
         let dir = dispatch::result_dir(&self.config.state_dir, key);
         if !tokio::fs::try_exists(&dir).await.unwrap_or(false) {
             return Ok(());
         }
-        let outgoing = self.config.state_dir.join("outgoing");
-        let archive = outgoing.join(format!("{}-{}.tar", key.submission, key.number));
+        let archive = self
+            .config
+            .state_dir
+            .join(OUTGOING)
+            .join(format!("{}-{}.tar", key.submission, key.number));
         let packed = archive.clone();
         tokio::task::spawn_blocking(move || pack(&dir, &packed))
             .await
             .map_err(|e| unreachable("packing the result folder", e))?
             .map_err(|e| unreachable("packing the result folder", e))?;
-        let file = tokio::fs::File::open(&archive)
-            .await
-            .map_err(|e| unreachable("packing the result folder", e))?;
-        let len = file
-            .metadata()
-            .await
-            .map_err(|e| unreachable("packing the result folder", e))?
-            .len();
-        let r = self
-            .call(reqwest::Method::PUT, &Self::attempt_path(key, "result"))
-            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            .header(reqwest::header::CONTENT_LENGTH, len)
-            .body(reqwest::Body::from(file))
-            .send()
+        let sent = self
+            .holding(lease, async {
+                let file = tokio::fs::File::open(&archive)
+                    .await
+                    .map_err(|e| format!("{}: {e}", archive.display()))?;
+                let len = file
+                    .metadata()
+                    .await
+                    .map_err(|e| format!("{}: {e}", archive.display()))?
+                    .len();
+                self.call(reqwest::Method::PUT, &Self::attempt_path(key, "result"))
+                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+                    .header(reqwest::header::CONTENT_LENGTH, len)
+                    .body(reqwest::Body::from(file))
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())
+            })
             .await;
         let _ = tokio::fs::remove_file(&archive).await;
-        let r = r.map_err(|e| unreachable("sending the result folder", e))?;
+        let r = sent.map_err(|e| unreachable("sending the result folder", e))?;
         if !r.status().is_success() {
             return Err(self
                 .refusing(Some(key))
@@ -391,7 +493,20 @@ impl RemoteDispatch {
         blame: Blame,
     ) -> Result<ResultId, DispatchError> {
         let key = lease.attempt;
-        self.send_result(lease).await?;
+        let fallback;
+        let report = match self.send_result(lease).await {
+            Ok(()) => report,
+            // The server will not take this folder (too large, not an archive it
+            // accepts): the judged outcome cannot stand without it, so the attempt is
+            // reported as an `error` of this worker's, which the server retries.
+            Err(DispatchError::Rejected(why)) if report.outcome != store::Outcome::Error => {
+                tracing::error!(attempt = %key, "{why}");
+                fallback = dispatch::error_report(format!("result folder refused: {why}"));
+                &fallback
+            }
+            Err(DispatchError::Rejected(_)) => report,
+            Err(e) => return Err(e),
+        };
         let r = self
             .call(reqwest::Method::POST, &Self::attempt_path(key, "report"))
             .json(&ReportRequest {
@@ -401,12 +516,9 @@ impl RemoteDispatch {
             .timeout(Duration::from_secs(60))
             .send()
             .await;
-        let answer = answer::<ReportAnswer>(r, "reporting", &self.refusing(Some(key))).await;
-        if matches!(answer, Ok(_) | Err(DispatchError::Refused { .. })) {
-            // The server has the folder (or wants none of it): this machine's copies go.
-            self.forget(key).await;
-        }
-        answer.map(|a| a.result)
+        answer::<ReportAnswer>(r, "reporting", &self.refusing(Some(key)))
+            .await
+            .map(|a| a.result)
     }
 
     /// Removes the attempt's entry and result folder from this machine.
@@ -417,7 +529,11 @@ impl RemoteDispatch {
         {
             tracing::warn!("removing {}: {e}", dir.display());
         }
-        let entries = self.config.state_dir.join("entries");
+        // The submission's folder too, once its last attempt's is gone.
+        if let Some(parent) = dir.parent() {
+            let _ = tokio::fs::remove_dir(parent).await;
+        }
+        let entries = self.config.state_dir.join(ENTRIES);
         let prefix = format!("{}-{}-", key.submission, key.number);
         if let Ok(mut list) = tokio::fs::read_dir(&entries).await {
             while let Ok(Some(e)) = list.next_entry().await {
@@ -471,5 +587,9 @@ impl Dispatch for RemoteDispatch {
         blame: Blame,
     ) -> BoxFuture<'a, Result<ResultId, DispatchError>> {
         Box::pin(self.report_inner(lease, report, blame))
+    }
+
+    fn finished(&self, attempt: AttemptKey) -> BoxFuture<'_, ()> {
+        Box::pin(self.forget(attempt))
     }
 }

@@ -60,6 +60,37 @@ async fn an_https_server_is_spoken_to_in_tls() {
     assert!(e.is_transient());
 }
 
+/// A server on a loopback port that answers every request with `answer`.
+fn answering(answer: &'static [u8]) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { break };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(answer);
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_is_final_not_retried() {
+    let port = answering(
+        b"HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: 66\r\n\r\n{\"error\":{\"code\":\"bad_token\",\"message\":\"this token is not known\"}}",
+    );
+    let state = tempfile::tempdir().unwrap();
+    let config = RemoteConfig::new(&format!("http://127.0.0.1:{port}"), "t", state.path());
+    let e = RemoteDispatch::connect(config, &announcement(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, DispatchError::Rejected(_)), "{e:?}");
+    assert!(!e.is_transient());
+    assert!(e.to_string().contains("this token is not known"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_is_not_the_platform_is_a_retryable_error() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -125,8 +125,9 @@ fn main() -> ExitCode {
     // clap exits with 2 on a usage error and 0 for --help/--version.
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    // `sandbox run` starts the watcher itself, once its slot is started.
-    if !matches!(cli.command, Command::Sandbox(_)) {
+    // `sandbox run` starts the watcher itself, once its slot is started; `worker`
+    // watches for itself, to report its runs as stopped before it exits.
+    if !matches!(cli.command, Command::Sandbox(_) | Command::Worker(_)) {
         stop_on_signals();
     }
     let stdout = io::stdout();

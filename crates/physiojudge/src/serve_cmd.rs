@@ -123,15 +123,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // Remote workers take from the same queue through the API; with --queue, each
         // wake-up also rings them over JetStream.
         config.queue = Some(queue.clone());
-        let _ringer = match &notices {
-            Some(q) => {
-                let bell = fleet::Doorbell::connect(q)
-                    .await
-                    .with_context(|| format!("job notices at {}", q.server))?;
-                Some(AbortOnDrop(fleet::spawn_ringer(&queue, bell)))
-            }
-            None => None,
-        };
+        let _ringer = notices.map(|q| AbortOnDrop(ring_when_connected(&queue, q)));
         // The runs' progress for the event streams: the local runs' as the workers'
         // observer hears it, the remote ones' as their heartbeats bring it.
         let progress = Progress::default();
@@ -215,6 +207,32 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         store.close().await;
         Ok(())
+    })
+}
+
+/// Rings remote workers for each wake-up of `queue` once NATS answers: dialled in the
+/// background, and again until it does (meanwhile remote workers poll), so a NATS that
+/// is down never keeps the platform from starting.
+fn ring_when_connected(
+    queue: &dispatch::LocalQueue,
+    url: fleet::QueueUrl,
+) -> tokio::task::JoinHandle<()> {
+    let queue = queue.clone();
+    tokio::spawn(async move {
+        let mut wait = std::time::Duration::from_secs(1);
+        let bell = loop {
+            match fleet::Doorbell::connect(&url).await {
+                Ok(bell) => break bell,
+                Err(e) => tracing::warn!("job notices: {e}; remote workers poll meanwhile"),
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(std::time::Duration::from_secs(60));
+        };
+        tracing::info!("ringing remote workers on {}/{}", url.server, url.stream);
+        // The ringer runs until this task is aborted with its holder.
+        let ringer = AbortOnDrop(fleet::spawn_ringer(&queue, bell));
+        std::future::pending::<()>().await;
+        drop(ringer);
     })
 }
 

@@ -92,21 +92,13 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
-        let listener = match &queue {
-            Some(q) => {
-                let bell = fleet::Doorbell::connect(q)
-                    .await
-                    .with_context(|| format!("job notices at {}", q.server))?;
-                Some(bell.listener().await.context("job notices")?)
-            }
-            None => None,
-        };
         let mut config = fleet::RemoteConfig::new(&a.server, &a.token, &state);
         config.poll_every = Duration::from_secs_f64(a.poll);
         config.challenges = (!a.challenges.is_empty()).then(|| a.challenges.clone());
-        let remote = fleet::RemoteDispatch::connect(config, &worker::announcement(slots), listener)
-            .await
-            .with_context(|| format!("announcing this worker to {}", a.server))?;
+        let remote =
+            fleet::RemoteDispatch::connect(config, &worker::announcement(slots), queue.clone())
+                .await
+                .with_context(|| format!("announcing this worker to {}", a.server))?;
         let me = remote.announced().clone();
         writeln!(
             out,
@@ -126,18 +118,52 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // the server only then, or when rung.
         pool_config.take_wait = Duration::from_secs_f64(a.poll);
         let (lines, mut said) = tokio::sync::mpsc::unbounded_channel();
-        let _pool =
-            worker::Pool::start(Arc::new(remote), judge, pool_config, Some(observer(lines)));
-        // Runs until a signal ends the process (main's signal thread): a run under way
-        // then reports nothing, and its lease lapses for the server to retry it. The
-        // lines are written here, where `out` (stdout, locked for the whole command)
-        // lives.
-        while let Some(line) = said.recv().await {
+        let pool = worker::Pool::start(Arc::new(remote), judge, pool_config, Some(observer(lines)));
+        let mut signal = signals()?;
+        // The lines are written here, where `out` (stdout, locked for the whole
+        // command) lives, until a signal: then the runs under way are stopped and
+        // reported as stopped (retried at once elsewhere, not held against this
+        // worker), and the process exits as the signal asks.
+        let signal = loop {
+            tokio::select! {
+                line = said.recv() => match line {
+                    Some(line) => {
+                        writeln!(out, "{line}")?;
+                        out.flush()?;
+                    }
+                    None => std::future::pending::<()>().await,
+                },
+                s = signal.recv() => break s.unwrap_or(signal_hook::consts::SIGTERM),
+            }
+        };
+        writeln!(out, "stopping: the runs under way are reported as stopped")?;
+        out.flush()?;
+        pool.shutdown().await;
+        while let Ok(line) = said.try_recv() {
             writeln!(out, "{line}")?;
-            out.flush()?;
         }
-        Ok(())
+        out.flush()?;
+        judge::workdir::remove_live();
+        sandbox::shutdown();
+        std::process::exit(128 + signal);
     })
+}
+
+/// SIGTERM, SIGINT and SIGHUP, as a channel the runtime can wait on (signal-hook's
+/// thread, so nothing runs in the handler).
+fn signals() -> anyhow::Result<tokio::sync::mpsc::UnboundedReceiver<i32>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .context("watching for signals")?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for s in signals.forever() {
+            if tx.send(s).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(rx)
 }
 
 /// One line per job taken and ended, for stdout (the worker's log for its operator).

@@ -5,9 +5,12 @@
 //!
 //! The first worker is killed with SIGKILL in the middle of a run: its sandbox
 //! processes die with it, the lease lapses, the reconciler queues the submission again
-//! and a second worker process judges it; the lost attempt is `error` (worker lost,
-//! never charged). The second worker asks the server only when rung (`--poll 3600`),
-//! so a submission judged after it went idle proves the notice reached it. The
+//! and a second worker process, started on the same state folder (which it clears),
+//! judges it; the lost attempt is `error` (worker lost, never charged). The second is
+//! stopped with SIGTERM mid-run: the run is reported as stopped at once and queued
+//! again, and the process exits 143. A third judges it, then idles asking the server
+//! only when rung (`--poll 3600`), so a submission judged after that proves the notice
+//! reached it. The
 //! figures on the organiser's leaderboard are exactly the scorer's, from the result
 //! folder the worker sent; the team reads its logs from it; the workers keep nothing.
 //!
@@ -40,8 +43,17 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    fn start(s: &Served, site: &Site, queue: &str, token: &str, slot: u32) -> Worker {
-        let state = tempfile::tempdir().unwrap();
+    /// A worker process in sandbox slot `slot`, in a new state folder or `state` (an
+    /// earlier process's).
+    fn start(
+        s: &Served,
+        site: &Site,
+        queue: &str,
+        token: &str,
+        slot: u32,
+        state: Option<tempfile::TempDir>,
+    ) -> Worker {
+        let state = state.unwrap_or_else(|| tempfile::tempdir().unwrap());
         let mut child = testkit::physiojudge_command!()
             .args([
                 "worker",
@@ -85,13 +97,34 @@ impl Worker {
         }
     }
 
-    fn kill9(mut self) {
+    /// kill -9: its state folder, as the process left it.
+    fn kill9(mut self) -> tempfile::TempDir {
         self.child.kill().unwrap();
         let _ = self.child.wait();
+        self.take_state()
     }
 
-    /// What the worker keeps once its jobs are reported: nothing of theirs.
-    fn leftovers(&self) -> Vec<PathBuf> {
+    /// SIGTERM, as an operator stops it: how it exited, what it said meanwhile, and
+    /// its state folder.
+    fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>, tempfile::TempDir) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let status = self.child.wait().unwrap();
+        // Everything it wrote, up to the end of its stdout.
+        let mut said = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            said.push(l);
+        }
+        (status, said, self.take_state())
+    }
+
+    fn take_state(&mut self) -> tempfile::TempDir {
+        std::mem::replace(&mut self.state, tempfile::tempdir().unwrap())
+    }
+
+    /// The files of jobs in its state folder.
+    fn files(&self) -> Vec<PathBuf> {
         let mut left = Vec::new();
         for sub in ["entries", "results", "outgoing"] {
             let dir = self.state.path().join(sub);
@@ -210,29 +243,32 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     let b_trivial = s.submit(&bob, "cinc2017", &trivial);
 
     // The first worker takes the oldest; kill it once the entry's processes are up.
-    let first = Worker::start(&s, &site, &queue, &token, 52);
-    s.wait_for(&alice, &a_good, Duration::from_secs(120), |v| {
-        v["state"] == "running"
-    });
-    let until = Instant::now() + Duration::from_secs(60);
-    while processes_of(60_052).is_empty() {
-        assert!(Instant::now() < until, "no sandbox process seen");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    first.kill9();
-    let until = Instant::now() + Duration::from_secs(10);
-    while !processes_of(60_052).is_empty() {
-        assert!(
-            Instant::now() < until,
-            "sandbox processes left: {:?}",
-            processes_of(60_052)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let first = Worker::start(&s, &site, &queue, &token, 52, None);
+    wait_for_run(&s, &alice, &a_good, 60_052);
+    let state = first.kill9();
+    no_processes_of(60_052);
+    let left: Vec<_> = std::fs::read_dir(state.path().join("entries"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().any(|n| n.starts_with(&format!("{a_good}-1-"))),
+        "the killed worker's entry: {left:?}"
+    );
 
-    // A second worker process (the same worker's token, a new machine's slot): it
-    // judges the queued one, and the lost one once its lease lapses.
-    let second = Worker::start(&s, &site, &queue, &token, 53);
+    // A second worker process on the same state folder (the same worker's token, a
+    // new sandbox slot): what the killed one left is cleared at its start; it judges
+    // the queued one, and the lost one once its lease lapses.
+    let second = Worker::start(&s, &site, &queue, &token, 53, Some(state));
+    assert!(
+        !second
+            .files()
+            .iter()
+            .any(|p| p.to_string_lossy().contains(&format!("{a_good}-1-"))),
+        "{:?}",
+        second.files()
+    );
     for id in [&a_good, &b_trivial] {
         s.wait_for(&org, id, Duration::from_secs(300), is_final);
     }
@@ -250,9 +286,6 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     let trivial_o = s.submission(&org, &b_trivial).json;
     assert_eq!(trivial_o["state"], "scored", "{trivial_o}");
     assert_eq!(trivial_o["attempts"], 1, "{trivial_o}");
-    // The error was ours: the quota is charged for the scored attempt only.
-    let q = s.get(Some(&alice), "/api/v1/challenges/cinc2017/quota?phase=open");
-    assert_eq!(q.json["total_left"], 2, "{q:?}");
 
     // The organiser's figure is exactly the scorer's, in the folder the worker sent.
     let attempt = dispatch::result_dir(
@@ -292,17 +325,64 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     assert_eq!(log.status, 200, "{log:?}");
     assert!(!log.text.is_empty());
 
-    // Idle now, and asking only when rung: a new submission is judged all the same.
-    let again = s.submit(&bob, "cinc2017", &trivial);
+    // Stopped by its operator mid-run (SIGTERM): the run is reported as stopped at
+    // once, not left to lapse, and the process exits as the signal asks.
+    let again = s.submit(&alice, "cinc2017", &good);
+    wait_for_run(&s, &alice, &again, 60_053);
+    let (status, said, state) = second.terminate();
+    assert_eq!(status.code(), Some(128 + 15), "{said:?}");
+    assert!(said.iter().any(|l| l.starts_with("stopping:")), "{said:?}");
+    assert!(
+        said.iter().any(|l| l.contains("reported error: stopped")),
+        "{said:?}"
+    );
+    no_processes_of(60_053);
+    let v = s.wait_for(&org, &again, Duration::from_secs(30), |v| {
+        v["state"] == "queued"
+    });
+    let h = history(&v);
+    assert_eq!(h[2], ("error".to_owned(), "judge_error".to_owned()), "{v}");
+
+    // A third process judges it, then idles asking only when rung: a new submission
+    // is judged all the same, so the notice reached it.
+    let third = Worker::start(&s, &site, &queue, &token, 52, Some(state));
     let v = s.wait_for(&org, &again, Duration::from_secs(300), is_final);
     assert_eq!(v["state"], "scored", "{v}");
-    let taken: Vec<String> = second.lines.try_iter().collect();
+    let last = s.submit(&bob, "cinc2017", &trivial);
+    let v = s.wait_for(&org, &last, Duration::from_secs(300), is_final);
+    assert_eq!(v["state"], "scored", "{v}");
+    let taken: Vec<String> = third.lines.try_iter().collect();
     assert!(
         taken.iter().any(|l| l.contains("reported scored")),
         "{taken:?}"
     );
     // Reported and sent: the worker keeps none of it.
-    assert_eq!(second.leftovers(), Vec::<PathBuf>::new());
-    drop(second);
+    assert_eq!(third.files(), Vec::<PathBuf>::new());
+    drop(third);
     drop(s);
+}
+
+/// Waits until the submission runs and its entry's processes are up in `uid`'s slot.
+fn wait_for_run(s: &Served, token: &str, id: &str, uid: u32) {
+    s.wait_for(token, id, Duration::from_secs(120), |v| {
+        v["state"] == "running"
+    });
+    let until = Instant::now() + Duration::from_secs(60);
+    while processes_of(uid).is_empty() {
+        assert!(Instant::now() < until, "no sandbox process seen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until no process runs as `uid` (a slot's runs die with their worker).
+fn no_processes_of(uid: u32) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !processes_of(uid).is_empty() {
+        assert!(
+            Instant::now() < until,
+            "sandbox processes left: {:?}",
+            processes_of(uid)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -14,7 +14,8 @@ use store::Backend;
 
 both!(
     remote_workers_are_held_to_the_queue_rules,
-    result_archives_cannot_climb_out_of_their_folder
+    result_archives_cannot_climb_out_of_their_folder,
+    a_folder_for_a_lapsed_attempt_is_refused
 );
 
 fn announcement(build: store::Build) -> Value {
@@ -245,6 +246,23 @@ fn raw_tar(name: &[u8], body: &[u8]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     b.append(&h, body).unwrap();
     b.into_inner().unwrap()
+}
+
+async fn a_folder_for_a_lapsed_attempt_is_refused(b: Backend) {
+    let h = Harness::start(b).await;
+    let (_, _, w, attempt, _) = taken(&h).await;
+    // The worker went quiet past its lease; the reconciler took the attempt back.
+    h.t.clock.advance(chrono::Duration::seconds(61));
+    let done = h.t.reconcile().await.unwrap();
+    assert_eq!(done.lost.len(), 1);
+    let folder = tar(&[("result/result.json", b"{}")]);
+    let a = put_bytes(&h, &w, &format!("{attempt}/result"), folder).await;
+    assert_eq!((a.status, a.code()), (409, "attempt_refused"), "{a:?}");
+    let a = h
+        .post(Some(&w), &format!("{attempt}/report"), scored_report())
+        .await;
+    assert_eq!(a.status, 409, "{a:?}");
+    assert_eq!(h.incoming(), Vec::<std::path::PathBuf>::new());
 }
 
 async fn result_archives_cannot_climb_out_of_their_folder(b: Backend) {

@@ -283,13 +283,15 @@ async fn slot_loop(shared: Arc<Shared>, slot: usize, mut stop: watch::Receiver<b
             }
             Ok(None) => {}
             Err(e) => {
-                // Disabled, draining or of another build: an organiser's decision or an
-                // upgrade is awaited, so ask again only after a take's wait.
+                // Disabled, draining, of another build or its token refused: an
+                // organiser's decision or an upgrade is awaited, so ask again only after
+                // a take's wait.
                 let refused = matches!(
                     e,
                     DispatchError::WorkerDisabled(_)
                         | DispatchError::WorkerDraining(_)
                         | DispatchError::WrongVersion { .. }
+                        | DispatchError::Rejected(_)
                 );
                 if refused {
                     tracing::warn!(slot, "{e}: not taking jobs");

@@ -245,6 +245,7 @@ pub(crate) async fn job(
             ending
         }
     };
+    shared.dispatch.finished(key).await;
     shared.tell(Event::Finished {
         slot,
         attempt: key,

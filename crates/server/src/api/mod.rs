@@ -42,6 +42,10 @@ pub(crate) struct Inner {
     pub checks: tokio::sync::Semaphore,
     pub logins: LoginLimiter,
     pub stopping: Stopping,
+    /// Held while a remote worker's result folder is put in place or its report
+    /// taken (`queue::put_result`, `queue::report`), so that neither sees the other
+    /// half done.
+    pub results: tokio::sync::Mutex<()>,
 }
 
 impl Deref for App {
@@ -70,6 +74,7 @@ impl App {
             config,
             metrics: Metrics::default(),
             stopping: Stopping::default(),
+            results: tokio::sync::Mutex::new(()),
         }))
     }
 }

@@ -54,22 +54,25 @@ fn queue(app: &App) -> Result<&LocalQueue, ApiError> {
     })
 }
 
-/// The HTTP answer for a queue that refused or failed.
+/// The HTTP answer for a queue that refused or failed: the store's refusals as the
+/// rest of the API answers them.
 fn refused(e: DispatchError) -> ApiError {
     match e {
         DispatchError::Refused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
-        DispatchError::WorkerDisabled(_) => {
-            ApiError::new(StatusCode::FORBIDDEN, "worker_disabled", e.to_string())
+        DispatchError::WorkerDisabled(name) => store::Error::WorkerDisabled(name).into(),
+        DispatchError::WorkerDraining(name) => store::Error::WorkerDraining(name).into(),
+        DispatchError::WrongVersion {
+            name,
+            worker,
+            server,
+        } => store::Error::WrongVersion {
+            worker: name,
+            announced: worker,
+            server,
         }
-        DispatchError::WorkerDraining(_) => {
-            ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
-        }
-        DispatchError::WrongVersion { ref server, .. } => {
-            let server = crate::views::BuildView::from(server);
-            ApiError::conflict("wrong_version", e.to_string()).with("server", server)
-        }
+        .into(),
         DispatchError::Store(e) => e.into(),
-        DispatchError::Unreachable(why) => ApiError::internal(&why),
+        DispatchError::Unreachable(why) | DispatchError::Rejected(why) => ApiError::internal(&why),
     }
 }
 
@@ -189,7 +192,7 @@ pub(crate) async fn entry(
         .await
         .map_err(|e| ApiError::internal(&format_args!("{}: {e}", path.display())))?
         .len();
-    let body = Body::from_stream(file_chunks(file));
+    let body = Body::from_stream(tokio_util::io::ReaderStream::with_capacity(file, 256 << 10));
     Ok((
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
@@ -198,25 +201,6 @@ pub(crate) async fn entry(
         body,
     )
         .into_response())
-}
-
-/// A file as a stream of chunks, for a streamed answer.
-fn file_chunks(
-    file: tokio::fs::File,
-) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
-    use tokio::io::AsyncReadExt;
-    futures_util::stream::unfold(Some(file), |file| async move {
-        let mut file = file?;
-        let mut buf = vec![0u8; 256 << 10];
-        match file.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(buf), Some(file)))
-            }
-            Err(e) => Some((Err(e), None)),
-        }
-    })
 }
 
 /// The worker is still on the attempt (with how far it got): the lease is extended, or
@@ -268,38 +252,65 @@ pub(crate) async fn put_result(
     State(app): State<App>,
     WorkerCaller(worker): WorkerCaller,
     Path((submission, number)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
     body: Body,
 ) -> Result<StatusCode, ApiError> {
     queue(&app)?;
     let key = attempt_key(&submission, &number)?;
     held(&app, &worker, key).await?;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_RESULT_BYTES) {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("a result folder is at most {MAX_RESULT_BYTES} bytes"),
+        )
+        .with("max_bytes", MAX_RESULT_BYTES));
+    }
     let name = uuid::Uuid::now_v7().to_string();
     let incoming = app.config.state_dir.join(INCOMING);
     let archive = incoming.join(format!("result-{name}.tar"));
     let (_, _, archive) =
         crate::upload::receive(body, &archive, MAX_RESULT_BYTES, "a result folder").await?;
+    // Unpacked and made durable in a scratch folder of its own, outside the lock: the
+    // slow part, and no other request sees it.
     let folder = incoming.join(format!("result-{name}"));
     let from = archive.path().to_path_buf();
-    let dest = result_dir(&app.config.state_dir, key);
-    let kept = tokio::task::spawn_blocking(move || keep_result(&from, &folder, &dest))
+    let scratch = folder.clone();
+    tokio::task::spawn_blocking(move || unpack_result(&from, &scratch))
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| ApiError::internal(&e))??;
     drop(archive);
-    kept
+    // Put in place under the lock reports take too, with the attempt checked again:
+    // the lease may have lapsed during the upload, or a report ended it, and a folder
+    // must never change behind an accepted result.
+    let _placing = app.results.lock().await;
+    if let Err(e) = held(&app, &worker, key).await {
+        let _ =
+            tokio::task::spawn_blocking(move || judge::workdir::remove_tree(&folder, None)).await;
+        return Err(e);
+    }
+    let dest = result_dir(&app.config.state_dir, key);
+    tokio::task::spawn_blocking(move || place_result(&folder, &dest))
+        .await
+        .map_err(|e| ApiError::internal(&e))?
 }
 
-/// Unpacks a result archive and puts it in the attempt's place (replacing an earlier
-/// copy), then makes it durable: a report accepted after this finds its folder even
-/// after a crash.
-fn keep_result(archive: &FsPath, folder: &FsPath, dest: &FsPath) -> Result<StatusCode, ApiError> {
+fn io_error(p: &FsPath, e: &dyn std::fmt::Display) -> ApiError {
+    ApiError::internal(&format_args!("{}: {e}", p.display()))
+}
+
+/// Unpacks a result archive into `folder` (new) and makes it durable; a refused
+/// archive leaves nothing.
+fn unpack_result(archive: &FsPath, folder: &FsPath) -> Result<(), ApiError> {
     use std::os::unix::fs::DirBuilderExt;
-    let io = |p: &FsPath, e: &dyn std::fmt::Display| {
-        ApiError::internal(&format_args!("{}: {e}", p.display()))
-    };
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(folder)
-        .map_err(|e| io(folder, &e))?;
+        .map_err(|e| io_error(folder, &e))?;
     // The judge's own unpacker, with caps that fit a result folder (many small files).
     let caps = judge::unpack::Caps {
         files: 1_000_000,
@@ -314,16 +325,23 @@ fn keep_result(archive: &FsPath, folder: &FsPath, dest: &FsPath) -> Result<Statu
             format!("the result folder cannot be unpacked: {e}"),
         ));
     }
+    sync_tree(folder).map_err(|e| io_error(folder, &e))
+}
+
+/// Moves an unpacked result folder to the attempt's place, replacing an earlier copy;
+/// a report accepted after this finds it even after a crash.
+fn place_result(folder: &FsPath, dest: &FsPath) -> Result<StatusCode, ApiError> {
     let parent = dest.parent().unwrap_or(dest);
-    std::fs::create_dir_all(parent).map_err(|e| io(parent, &e))?;
+    std::fs::create_dir_all(parent).map_err(|e| io_error(parent, &e))?;
     if dest.exists() {
-        judge::workdir::remove_tree(dest, None).map_err(|e| io(dest, &e))?;
+        judge::workdir::remove_tree(dest, None).map_err(|e| io_error(dest, &e))?;
     }
-    std::fs::rename(folder, dest).map_err(|e| io(dest, &e))?;
-    sync_tree(dest).map_err(|e| io(dest, &e))?;
-    std::fs::File::open(parent)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io(parent, &e))?;
+    std::fs::rename(folder, dest).map_err(|e| io_error(dest, &e))?;
+    for dir in [parent, parent.parent().unwrap_or(parent)] {
+        std::fs::File::open(dir)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io_error(dir, &e))?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -367,6 +385,8 @@ pub(crate) async fn report(
 ) -> Result<Json<ReportAnswer>, ApiError> {
     let queue = queue(&app)?;
     let key = attempt_key(&submission, &number)?;
+    // Not while a folder of the attempt is being put in place (`put_result`).
+    let _placing = app.results.lock().await;
     let judged = matches!(r.report.outcome, Outcome::Scored | Outcome::Failed);
     if judged && !result_dir(&app.config.state_dir, key).is_dir() {
         // Logs, outputs and rescoring read the folder: a judged result without it would
