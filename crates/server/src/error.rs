@@ -130,7 +130,9 @@ impl From<store::Error> for ApiError {
                 ApiError::new(StatusCode::UNAUTHORIZED, "bad_credentials", e.to_string())
             }
             E::BadToken => ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", e.to_string()),
-            E::WorkerDisabled(_) => ApiError::forbidden(e.to_string()),
+            E::WorkerDisabled(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "worker_disabled", e.to_string())
+            }
             E::WorkerDraining(_) => {
                 ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
             }

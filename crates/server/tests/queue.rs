@@ -131,6 +131,28 @@ async fn remote_workers_are_held_to_the_queue_rules(b: Backend) {
         );
     }
 
+    // A disabled worker is told so by name, and so is a draining one.
+    let (dis_id, dis) = worker(&h, "remote-disabled", server_build()).await;
+    let a = h
+        .post_empty(
+            Some(&h.organiser),
+            &format!("/api/v1/workers/{dis_id}/disable?why=test"),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let a = h.post(Some(&dis), "/api/v1/queue/take", json!({})).await;
+    assert_eq!((a.status, a.code()), (403, "worker_disabled"), "{a:?}");
+    let (drain_id, drain) = worker(&h, "remote-draining", server_build()).await;
+    let a = h
+        .post_empty(
+            Some(&h.organiser),
+            &format!("/api/v1/workers/{drain_id}/drain?why=test"),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let a = h.post(Some(&drain), "/api/v1/queue/take", json!({})).await;
+    assert_eq!((a.status, a.code()), (403, "worker_draining"), "{a:?}");
+
     // Another worker of the right build gets nothing of this attempt.
     let (_, stranger) = worker(&h, "remote-2", server_build()).await;
     let a = h
