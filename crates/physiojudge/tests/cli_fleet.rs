@@ -14,9 +14,13 @@
 //! figures on the organiser's leaderboard are exactly the scorer's, from the result
 //! folder the worker sent; the team reads its logs from it; the workers keep nothing.
 //!
+//! A second test kills the server with SIGKILL under a remote run and starts it again
+//! on the same address and records: the worker, which only dials out, goes on, and the
+//! submission is scored once.
+//!
 //! Needs root (the sandbox), the shared data, PostgreSQL and NATS; runs under
 //! `flock /tmp/physiojudge-sandbox.lock` with the other sandbox tests. Sandbox slots
-//! 52 and 53.
+//! 52–54.
 
 mod common;
 
@@ -205,32 +209,10 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     let data = data.join("cinc2017");
     let site = Site::new(Backend::Postgres, 52);
     let org = site.organiser("boss");
-    let nats = std::env::var("PHYSIOJUDGE_TEST_NATS")
-        .unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned());
-    let queue = format!(
-        "{nats}/PJ_E2E_{}",
-        uuid::Uuid::now_v7().simple().to_string()[16..].to_owned()
-    );
+    let queue = queue_url();
     let _stream = Stream(queue.parse().unwrap());
     let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
-
-    let a = s.post(
-        &org,
-        "/api/v1/challenges",
-        json!({"id": "cinc2017", "definition": "cinc2017", "data": data.to_str().unwrap()}),
-    );
-    assert_eq!(a.status, 201, "{a:?}");
-    let a = s.post(
-        &org,
-        "/api/v1/challenges/cinc2017/phases",
-        json!({"name": "open", "opens": "2026-01-01T00:00:00Z", "closes": "2099-01-01T00:00:00Z",
-               "quota": {"total": 3}, "scored_split": "exam", "show_exam": true,
-               "rule": "best"}),
-    );
-    assert_eq!(a.status, 201, "{a:?}");
-    let a = s.post(&org, "/api/v1/workers", json!({"name": "remote-1"}));
-    assert_eq!(a.status, 201, "{a:?}");
-    let token = a.json["token"].as_str().unwrap().to_owned();
+    let token = challenge_and_worker(&s, &org, &data);
     let alice = s.participant(&org, "alice");
     let bob = s.participant(&org, "bob");
     s.team(&alice, "Alpha", "cinc2017");
@@ -360,6 +342,90 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     assert_eq!(third.files(), Vec::<PathBuf>::new());
     drop(third);
     drop(s);
+}
+
+/// A fresh stream's address on the test's NATS server.
+fn queue_url() -> String {
+    let nats = std::env::var("PHYSIOJUDGE_TEST_NATS")
+        .unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned());
+    format!(
+        "{nats}/PJ_E2E_{}",
+        uuid::Uuid::now_v7().simple().to_string()[16..].to_owned()
+    )
+}
+
+/// The built-in cinc2017 on `data` with an open phase (3 submissions a team), and a
+/// worker's token.
+fn challenge_and_worker(s: &Served, org: &str, data: &Path) -> String {
+    let a = s.post(
+        org,
+        "/api/v1/challenges",
+        json!({"id": "cinc2017", "definition": "cinc2017", "data": data.to_str().unwrap()}),
+    );
+    assert_eq!(a.status, 201, "{a:?}");
+    let a = s.post(
+        org,
+        "/api/v1/challenges/cinc2017/phases",
+        json!({"name": "open", "opens": "2026-01-01T00:00:00Z", "closes": "2099-01-01T00:00:00Z",
+               "quota": {"total": 3}, "scored_split": "exam", "show_exam": true,
+               "rule": "best"}),
+    );
+    assert_eq!(a.status, 201, "{a:?}");
+    let a = s.post(org, "/api/v1/workers", json!({"name": "remote-1"}));
+    assert_eq!(a.status, 201, "{a:?}");
+    a.json["token"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_server_killed_under_a_remote_run_loses_nothing() {
+    let test = "fleet_server_killed";
+    if !testkit::root(test) {
+        return;
+    }
+    let Some(data) = testkit::shared_data(test) else {
+        return;
+    };
+    let data = data.join("cinc2017");
+    let site = Site::new(Backend::Postgres, 54);
+    let org = site.organiser("boss");
+    let queue = queue_url();
+    let _stream = Stream(queue.parse().unwrap());
+    let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
+    let token = challenge_and_worker(&s, &org, &data);
+    let alice = s.participant(&org, "alice");
+    s.team(&alice, "Alpha", "cinc2017");
+    let good = testkit::workspace_root().join("entries/cinc2017");
+    let id = s.submit(&alice, "cinc2017", &good);
+    let worker = Worker::start(&s, &site, &queue, &token, 54, None);
+    wait_for_run(&s, &alice, &id, 60_054);
+
+    // The server dies under the run and comes back on the same address and records;
+    // the worker, which only dials out, goes on.
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    s.kill9();
+    std::thread::sleep(Duration::from_secs(2));
+    let s = site.serve_with(&addr, 0, &["--queue", &queue]);
+    let v = s.wait_for(&org, &id, Duration::from_secs(300), is_final);
+    assert_eq!(v["state"], "scored", "{v}");
+    // Scored once: one live result, whichever attempt made it; a lost attempt, if the
+    // lease lapsed while the server was down, is `worker_lost` and was retried.
+    let h = history(&v);
+    assert_eq!(h.last().unwrap().0, "scored", "{v}");
+    assert_eq!(h.iter().filter(|(to, _)| to == "scored").count(), 1, "{v}");
+    for (to, why) in &h {
+        if to == "error" {
+            assert_eq!(why, "worker_lost", "{v}");
+        }
+    }
+    let log = s.get(Some(&alice), &format!("/api/v1/submissions/{id}/logs/quiz"));
+    assert_eq!(log.status, 200, "{log:?}");
+    // The worker sent it all and keeps nothing; no sandbox process is left.
+    let until = Instant::now() + Duration::from_secs(30);
+    while !worker.files().is_empty() {
+        assert!(Instant::now() < until, "{:?}", worker.files());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    no_processes_of(60_054);
 }
 
 /// Waits until the submission runs and its entry's processes are up in `uid`'s slot.
