@@ -61,6 +61,8 @@ pub struct RemoteDispatch {
     /// The doorbell's notices, once NATS is reached (it may be down at start: polls
     /// cover until then).
     listener: std::sync::Arc<std::sync::OnceLock<Listener>>,
+    /// Whether notices come at all (a queue address was given).
+    awaits_notices: bool,
 }
 
 /// The server's error object, as far as a worker needs it.
@@ -192,6 +194,7 @@ impl RemoteDispatch {
             }
         }
         let listener = std::sync::Arc::new(std::sync::OnceLock::new());
+        let awaits_notices = notices.is_some();
         if let Some(url) = notices {
             let slot = listener.clone();
             tokio::spawn(async move {
@@ -219,6 +222,7 @@ impl RemoteDispatch {
             me,
             build,
             listener,
+            awaits_notices,
         })
     }
 
@@ -383,21 +387,7 @@ impl RemoteDispatch {
                 return Ok(None);
             }
             let nap = (deadline - now).min(self.config.poll_every);
-            let notice = match self.listener.get() {
-                Some(l) => match l.wait(nap).await {
-                    Ok(n) => n,
-                    Err(e) => {
-                        tracing::warn!("waiting for a job notice: {e}; polling instead");
-                        tokio::time::sleep(nap).await;
-                        None
-                    }
-                },
-                None => {
-                    tokio::time::sleep(nap).await;
-                    None
-                }
-            };
-            match notice {
+            match self.notice(nap).await {
                 Some(n) => {
                     // The take the notice prompts, then the ack (before the download):
                     // a worker that dies between the two leaves the notice to another.
@@ -410,6 +400,35 @@ impl RemoteDispatch {
                 }
                 // A poll: no notice came within the nap.
                 None => look = true,
+            }
+        }
+    }
+
+    /// The next job notice within `nap`, or `None` when the nap ends without one. While
+    /// NATS is not reached yet (or fails), it keeps looking for the listener rather
+    /// than sleeping the whole nap: a notice stored meanwhile is read once it is.
+    async fn notice(&self, nap: Duration) -> Option<crate::Notice> {
+        let until = Instant::now() + nap;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            match self.listener.get() {
+                Some(l) => match l.wait(left).await {
+                    Ok(n) => return n,
+                    Err(e) => {
+                        tracing::warn!("waiting for a job notice: {e}; polling meanwhile");
+                        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
+                    }
+                },
+                None if self.awaits_notices => {
+                    tokio::time::sleep(left.min(Duration::from_millis(500))).await;
+                }
+                None => {
+                    tokio::time::sleep(left).await;
+                    return None;
+                }
             }
         }
     }

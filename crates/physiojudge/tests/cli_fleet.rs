@@ -395,8 +395,10 @@ fn a_server_killed_under_a_remote_run_loses_nothing() {
     let alice = s.participant(&org, "alice");
     s.team(&alice, "Alpha", "cinc2017");
     let good = testkit::workspace_root().join("entries/cinc2017");
-    let id = s.submit(&alice, "cinc2017", &good);
+    // The worker starts idle (nothing queued) and asks only when rung: the upload's
+    // notice must reach it even if it came before the worker's NATS connection did.
     let worker = Worker::start(&s, &site, &queue, &token, 54, None);
+    let id = s.submit(&alice, "cinc2017", &good);
     wait_for_run(&s, &alice, &id, 60_054);
 
     // The server dies under the run and comes back on the same address and records;
