@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::platform::{Backend, Served, Site, is_final, processes_of};
+use common::platform::{Backend, Served, Site, history, is_final, processes_of};
 use serde_json::{Value, json};
 
 /// A running `physiojudge worker`; killed when dropped.
@@ -147,20 +147,6 @@ impl Worker {
     }
 }
 
-fn history(s: &Value) -> Vec<(String, String)> {
-    s["organiser"]["history"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no history: {s}"))
-        .iter()
-        .map(|h| {
-            (
-                h["to"].as_str().unwrap().to_owned(),
-                h["reason"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn trivial_entry(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     for (name, text) in [
@@ -199,23 +185,19 @@ impl Drop for Stream {
 
 #[test]
 fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
-    let test = "fleet_end_to_end";
-    if !testkit::root(test) {
-        return;
-    }
-    let Some(data) = testkit::shared_data(test) else {
+    let Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream,
+        s,
+        token,
+        alice,
+    }) = fleet("fleet_end_to_end", 52)
+    else {
         return;
     };
-    let data = data.join("cinc2017");
-    let site = Site::new(Backend::Postgres, 52);
-    let org = site.organiser("boss");
-    let queue = queue_url();
-    let _stream = Stream(queue.parse().unwrap());
-    let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
-    let token = challenge_and_worker(&s, &org, &data);
-    let alice = s.participant(&org, "alice");
     let bob = s.participant(&org, "bob");
-    s.team(&alice, "Alpha", "cinc2017");
     s.team(&bob, "Beta", "cinc2017");
 
     let entries = tempfile::tempdir().unwrap();
@@ -354,6 +336,43 @@ fn queue_url() -> String {
     )
 }
 
+/// A fleet's server (PostgreSQL, notices on a stream of its own, no local slots) with
+/// the built-in cinc2017 on the shared data, an open phase (3 submissions a team), a
+/// worker's token and Alice's team; `None` (the test says why) without root or data.
+struct Fleet {
+    site: Site,
+    org: String,
+    queue: String,
+    _stream: Stream,
+    s: Served,
+    token: String,
+    alice: String,
+}
+
+fn fleet(test: &str, slot: u32) -> Option<Fleet> {
+    if !testkit::root(test) {
+        return None;
+    }
+    let data = testkit::shared_data(test)?.join("cinc2017");
+    let site = Site::new(Backend::Postgres, slot);
+    let org = site.organiser("boss");
+    let queue = queue_url();
+    let stream = Stream(queue.parse().unwrap());
+    let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
+    let token = challenge_and_worker(&s, &org, &data);
+    let alice = s.participant(&org, "alice");
+    s.team(&alice, "Alpha", "cinc2017");
+    Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream: stream,
+        s,
+        token,
+        alice,
+    })
+}
+
 /// The built-in cinc2017 on `data` with an open phase (3 submissions a team), and a
 /// worker's token.
 fn challenge_and_worker(s: &Served, org: &str, data: &Path) -> String {
@@ -378,22 +397,18 @@ fn challenge_and_worker(s: &Served, org: &str, data: &Path) -> String {
 
 #[test]
 fn a_server_killed_under_a_remote_run_loses_nothing() {
-    let test = "fleet_server_killed";
-    if !testkit::root(test) {
-        return;
-    }
-    let Some(data) = testkit::shared_data(test) else {
+    let Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream,
+        s,
+        token,
+        alice,
+    }) = fleet("fleet_server_killed", 54)
+    else {
         return;
     };
-    let data = data.join("cinc2017");
-    let site = Site::new(Backend::Postgres, 54);
-    let org = site.organiser("boss");
-    let queue = queue_url();
-    let _stream = Stream(queue.parse().unwrap());
-    let s = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue]);
-    let token = challenge_and_worker(&s, &org, &data);
-    let alice = s.participant(&org, "alice");
-    s.team(&alice, "Alpha", "cinc2017");
     let good = testkit::workspace_root().join("entries/cinc2017");
     // The worker starts idle (nothing queued) and asks only when rung: the upload's
     // notice must reach it even if it came before the worker's NATS connection did.

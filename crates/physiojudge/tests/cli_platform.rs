@@ -29,7 +29,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::platform::{Backend, Served, Site, cgroups_of, is_final, processes_of, work_folders};
+use common::platform::{
+    Backend, Served, Site, cgroups_of, history, is_final, processes_of, work_folders,
+};
 use serde_json::{Map, Value, json};
 
 const CHALLENGE: &str = "cinc2017-e2e";
@@ -119,20 +121,6 @@ fn evaluate(def: &Path, entry: &Path, data: &Path, slot: u32) -> (Value, Value, 
 
 /// The `to` states of a submission's history (organisers see it) and the reason of
 /// each change.
-fn history(s: &Value) -> Vec<(String, String)> {
-    s["organiser"]["history"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no history: {s}"))
-        .iter()
-        .map(|h| {
-            (
-                h["to"].as_str().unwrap().to_owned(),
-                h["reason"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn stage<'a>(s: &'a Value, name: &str) -> &'a Value {
     s["stages"]
         .as_array()

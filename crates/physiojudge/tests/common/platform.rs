@@ -327,6 +327,21 @@ impl Served {
     }
 }
 
+/// A submission's state changes as an organiser sees them: (state, reason) each.
+pub fn history(s: &Value) -> Vec<(String, String)> {
+    s["organiser"]["history"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no history: {s}"))
+        .iter()
+        .map(|h| {
+            (
+                h["to"].as_str().unwrap().to_owned(),
+                h["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// A final state: nothing changes after it.
 pub fn is_final(s: &Value) -> bool {
     matches!(s["state"].as_str(), Some("scored" | "failed" | "withdrawn"))
