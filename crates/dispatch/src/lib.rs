@@ -43,12 +43,15 @@ pub use store::{
     WorkerId,
 };
 
+/// The folder of result folders under a state folder (the server's, a worker's).
+pub const RESULTS: &str = "results";
+
 /// An attempt's result folder under a worker's state folder: where the worker has the
 /// judge write, and where the server keeps it (a remote worker sends it there):
 /// `<state>/results/<submission>/<attempt>`.
 pub fn result_dir(state_dir: &Path, attempt: AttemptKey) -> PathBuf {
     state_dir
-        .join("results")
+        .join(RESULTS)
         .join(attempt.submission.to_string())
         .join(attempt.number.to_string())
 }

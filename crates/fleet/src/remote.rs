@@ -18,7 +18,6 @@ use crate::Listener;
 /// The state folder's parts: entries as downloaded, result folders as the judge writes
 /// them, result archives being sent.
 const ENTRIES: &str = "entries";
-const RESULTS: &str = "results";
 const OUTGOING: &str = "outgoing";
 
 /// How a remote worker reaches its server.
@@ -182,7 +181,7 @@ impl RemoteDispatch {
             .send()
             .await;
         let me = answer(r, "announcing", &Refusing::nameless(&build)).await?;
-        for sub in [ENTRIES, RESULTS, OUTGOING] {
+        for sub in [ENTRIES, dispatch::RESULTS, OUTGOING] {
             let dir = config.state_dir.join(sub);
             if let Err(e) = tokio::fs::remove_dir_all(&dir).await
                 && e.kind() != std::io::ErrorKind::NotFound

@@ -18,7 +18,7 @@ use crate::error::ServerError;
 /// Entries as uploaded.
 pub const ENTRIES: &str = "entries";
 /// Result folders, one per attempt.
-pub const RESULTS: &str = "results";
+pub use dispatch::RESULTS;
 /// Uploads still arriving, and the scratch folders of their checks: nothing here
 /// outlives a request, so whatever a crash left is removed at start.
 pub const INCOMING: &str = "incoming";

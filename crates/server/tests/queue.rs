@@ -42,19 +42,6 @@ async fn worker(h: &Harness, name: &str, build: store::Build) -> (String, String
     (a.json["worker"].as_str().unwrap().to_owned(), token)
 }
 
-async fn put_bytes(h: &Harness, token: &str, path: &str, bytes: Vec<u8>) -> Answer {
-    let r = h
-        .http
-        .put(h.url(path))
-        .bearer_auth(token)
-        .header("content-type", "application/octet-stream")
-        .body(bytes)
-        .send()
-        .await
-        .unwrap();
-    answer(r).await
-}
-
 fn scored_report() -> Value {
     let report = store::Report {
         outcome: store::Outcome::Scored,
@@ -162,7 +149,9 @@ async fn remote_workers_are_held_to_the_queue_rules(b: Backend) {
     let a = h.get(Some(&stranger), &format!("{attempt}/entry")).await;
     assert_eq!((a.status, a.code()), (409, "attempt_refused"), "{a:?}");
     let folder = tar(&[("result/result.json", b"{}")]);
-    let a = put_bytes(&h, &stranger, &format!("{attempt}/result"), folder).await;
+    let a = h
+        .put_bytes(&stranger, &format!("{attempt}/result"), folder)
+        .await;
     assert_eq!((a.status, a.code()), (409, "attempt_refused"), "{a:?}");
     let a = h
         .post(
@@ -219,7 +208,7 @@ async fn remote_workers_are_held_to_the_queue_rules(b: Backend) {
         ("result/logs/quiz.log", b"quiz: record A0001 ok (remote)\n"),
         ("result/private/exam.log", b"exam: hidden\n"),
     ]);
-    let a = put_bytes(&h, &w, &format!("{attempt}/result"), folder).await;
+    let a = h.put_bytes(&w, &format!("{attempt}/result"), folder).await;
     assert_eq!(a.status, 204, "{a:?}");
     let a = h
         .post(Some(&w), &format!("{attempt}/report"), scored_report())
@@ -231,13 +220,13 @@ async fn remote_workers_are_held_to_the_queue_rules(b: Backend) {
         .post(Some(&w), &format!("{attempt}/report"), scored_report())
         .await;
     assert_eq!((a.status, a.code()), (409, "attempt_refused"), "{a:?}");
-    let a = put_bytes(
-        &h,
-        &w,
-        &format!("{attempt}/result"),
-        tar(&[("result/result.json", b"{}")]),
-    )
-    .await;
+    let a = h
+        .put_bytes(
+            &w,
+            &format!("{attempt}/result"),
+            tar(&[("result/result.json", b"{}")]),
+        )
+        .await;
     assert_eq!(a.status, 409, "a folder after the report: {a:?}");
 
     // The team reads its quiz log from what the worker sent, and only that.
@@ -278,7 +267,7 @@ async fn a_folder_for_a_lapsed_attempt_is_refused(b: Backend) {
     let done = h.t.reconcile().await.unwrap();
     assert_eq!(done.lost.len(), 1);
     let folder = tar(&[("result/result.json", b"{}")]);
-    let a = put_bytes(&h, &w, &format!("{attempt}/result"), folder).await;
+    let a = h.put_bytes(&w, &format!("{attempt}/result"), folder).await;
     assert_eq!((a.status, a.code()), (409, "attempt_refused"), "{a:?}");
     let a = h
         .post(Some(&w), &format!("{attempt}/report"), scored_report())
@@ -309,7 +298,7 @@ async fn result_archives_cannot_climb_out_of_their_folder(b: Backend) {
         },
         b"not a tar at all".to_vec(),
     ] {
-        let a = put_bytes(&h, &w, &format!("{attempt}/result"), archive).await;
+        let a = h.put_bytes(&w, &format!("{attempt}/result"), archive).await;
         assert_eq!((a.status, a.code()), (422, "invalid_result"), "{a:?}");
     }
     assert!(!escape.exists());

@@ -165,6 +165,20 @@ impl Harness {
         answer(r.send().await.unwrap()).await
     }
 
+    /// `PUT path` with `bytes` as an octet stream.
+    pub async fn put_bytes(&self, token: &str, path: &str, bytes: Vec<u8>) -> Answer {
+        let r = self
+            .http
+            .put(self.url(path))
+            .bearer_auth(token)
+            .header("content-type", "application/octet-stream")
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        answer(r).await
+    }
+
     pub async fn upload(
         &self,
         token: &str,
