@@ -93,8 +93,10 @@ pub enum UnpackError {
     /// A name too long, too deep or unusable.
     #[error("{name}: {why}")]
     BadName { name: String, why: String },
-    #[error("more than {cap} files and folders")]
-    TooManyFiles { cap: usize },
+    /// `folder`: where most of them are (the deepest folder holding at least half of
+    /// the members read), so that a participant sees what to leave out.
+    #[error("more than {cap} files and folders{}", .folder.as_ref().map(|f| format!(" (most of them in {f})")).unwrap_or_default())]
+    TooManyFiles { cap: usize, folder: Option<String> },
     #[error("unpacks to more than {cap} bytes (at {name})")]
     TooLarge { cap: u64, name: String },
     #[error("unpacking took longer than the {} s allowed", .limit.as_secs_f64())]
@@ -164,6 +166,11 @@ struct Writer<'a> {
     /// most need no folder made or checked.
     made: PathBuf,
     buf: Vec<u8>,
+    /// Members read under each folder (to 4 levels), to name the folder that holds
+    /// most of them when there are too many.
+    tally: std::collections::HashMap<PathBuf, usize>,
+    /// Members tallied.
+    tallied: usize,
     /// The check that writes nothing: each path made so far, and whether it is a
     /// folder, in place of the folder being unpacked to. `None` when writing.
     shadow: Option<std::collections::HashMap<PathBuf, bool>>,
@@ -208,11 +215,34 @@ impl Writer<'_> {
         }
     }
 
+    /// Counts `rel` (a member's safe path) under each folder it is in, to 4 levels.
+    fn note(&mut self, rel: &Path) {
+        self.tallied += 1;
+        let mut folder = PathBuf::new();
+        for c in rel.parent().into_iter().flat_map(Path::components).take(4) {
+            folder.push(c);
+            *self.tally.entry(folder.clone()).or_default() += 1;
+        }
+    }
+
+    /// Too many files and folders, naming the deepest folder that holds at least half
+    /// of the members read.
+    fn too_many(&self) -> UnpackError {
+        let folder = self
+            .tally
+            .iter()
+            .filter(|&(_, &n)| n * 2 >= self.tallied && n > 0)
+            .max_by_key(|&(f, &n)| (f.components().count(), n))
+            .map(|(f, _)| shown(&format!("{}/", f.display())));
+        UnpackError::TooManyFiles {
+            cap: self.caps.files,
+            folder,
+        }
+    }
+
     fn count(&mut self) -> Result<(), UnpackError> {
         if self.files >= self.caps.files {
-            return Err(UnpackError::TooManyFiles {
-                cap: self.caps.files,
-            });
+            return Err(self.too_many());
         }
         self.files += 1;
         Ok(())
@@ -277,11 +307,7 @@ impl Writer<'_> {
             return match shadow.get(path) {
                 Some(true) => Ok(Made::Existing),
                 Some(false) => Ok(Made::File),
-                None if implied && self.files >= self.caps.files => {
-                    Err(UnpackError::TooManyFiles {
-                        cap: self.caps.files,
-                    })
-                }
+                None if implied && self.files >= self.caps.files => Err(self.too_many()),
                 None => Ok(Made::New),
             }
             .inspect(|m| {
@@ -293,9 +319,7 @@ impl Writer<'_> {
             });
         }
         if implied && self.files >= self.caps.files && is_dir(path)? != Some(true) {
-            return Err(UnpackError::TooManyFiles {
-                cap: self.caps.files,
-            });
+            return Err(self.too_many());
         }
         match std::fs::create_dir(path) {
             Ok(()) => Ok(Made::New),
@@ -333,6 +357,9 @@ impl Writer<'_> {
     fn dir(&mut self, name: &str) -> Result<(), UnpackError> {
         self.tick()?;
         let rel = self.relative(name)?;
+        if let Some(rel) = &rel {
+            self.note(rel);
+        }
         self.count()?;
         if let Some(rel) = rel {
             self.folders(&rel, name)?;
@@ -358,6 +385,7 @@ impl Writer<'_> {
         let Some(rel) = self.relative(name)? else {
             return Err(UnpackError::PathEscapes { name: shown(name) });
         };
+        self.note(&rel);
         self.count()?;
         let room = self.room();
         let cap = self.caps.bytes;
@@ -460,6 +488,8 @@ pub fn unpack(src: &Path, dest: &Path, caps: Caps) -> Result<Unpacked, UnpackErr
         bytes: 0,
         made: PathBuf::new(),
         buf: vec![0; 64 << 10],
+        tally: std::collections::HashMap::new(),
+        tallied: 0,
         shadow: shadow.then(std::collections::HashMap::new),
     };
     let name = src
@@ -525,7 +555,18 @@ fn copy_folder(root: &Path, rel: &Path, w: &mut Writer, pending: usize) -> Resul
     for e in std::fs::read_dir(&dir).map_err(io)? {
         w.tick()?;
         if w.files + pending + entries.len() >= w.caps.files {
-            return Err(UnpackError::TooManyFiles { cap: w.caps.files });
+            // The listing that overflows names its folder.
+            return Err(UnpackError::TooManyFiles {
+                cap: w.caps.files,
+                folder: Some(shown(&format!(
+                    "{}/",
+                    Path::new(".")
+                        .join(rel)
+                        .display()
+                        .to_string()
+                        .trim_end_matches('/')
+                ))),
+            });
         }
         entries.push(e.map_err(io)?);
     }
