@@ -1,8 +1,9 @@
 //! Arbitrary bytes unpacked as a `.zip`, a `.tar` and a `.tar.gz` into a temporary folder
 //! (docs/judge.md, prep): never a panic; what unpacks is regular files and folders only,
 //! within the caps and the bytes counted; every refusal is a short message without
-//! control characters; and at most 32 MiB is ever allocated at once, whatever the archive
-//! declares (the allocator refuses past it, which aborts the run: libFuzzer reports it).
+//! control characters, and leaves nothing written; and at most 32 MiB is ever allocated
+//! at once, whatever the archive declares (the allocator refuses past it, which aborts
+//! the run: libFuzzer reports it).
 //! The unpacker needs about 1 MiB; the review's 261 KB archive took 1.6 GB.
 #![no_main]
 
@@ -10,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cap::Cap;
-use judge::unpack::{Caps, unpack};
+use judge::unpack::{Caps, UnpackError, unpack};
 use libfuzzer_sys::fuzz_target;
 
 #[global_allocator]
@@ -60,6 +61,12 @@ fuzz_target!(|data: &[u8]| {
                 let m = e.to_string();
                 assert!(m.chars().count() <= 600, "{m}");
                 assert!(!m.chars().any(char::is_control), "{m:?}");
+                // An archive is checked whole before anything is written: a refusal
+                // leaves nothing behind (but for running out of time, or the disk,
+                // while writing after the check).
+                if !matches!(e, UnpackError::TimeLimit { .. } | UnpackError::Io(_)) {
+                    assert_eq!(walk(dest.path()), (0, 0), "{m}");
+                }
             }
         }
     }

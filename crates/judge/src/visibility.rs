@@ -50,6 +50,135 @@ pub fn exam_view(c: &Challenge, report: &Value) -> ExamScore {
     }
 }
 
+/// Who is asking for a view of a phase's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Viewer {
+    /// An organiser of the platform: sees every figure exactly.
+    Organiser,
+    /// A member of the team whose submission the view is about (a leaderboard is
+    /// about every team: on a board a member is a [`Viewer::Public`]).
+    OwnTeam,
+    /// Anyone else, signed in or not.
+    Public,
+}
+
+/// The kinds of view drawn from a phase's figures. Every view that shows a figure, a
+/// rank or anything derived from them (a plot, its caption and `aria-label`, an export,
+/// an event, a cached answer) is one of these, and asks [`sight`] what it may show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FigureView {
+    /// A derived leaderboard (live or final entries) and what is drawn from it or from
+    /// the same scored submissions (the plot of the best score over time).
+    Board,
+    /// A published leaderboard: the snapshot the organisers made public on purpose.
+    Published,
+    /// One submission's own figures; `published_entry` when it is its team's entry on
+    /// the phase's published leaderboard.
+    Submission { published_entry: bool },
+}
+
+/// What the rule reads of a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PhaseFacts {
+    /// The figures are of the exam split (a quiz's are never hidden).
+    pub exam: bool,
+    /// The phase shows exam figures while it runs (`show_exam`).
+    pub show_exam: bool,
+    /// The phase has closed.
+    pub closed: bool,
+}
+
+/// What a caller may see of a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sight {
+    /// The figure as stored.
+    Exact,
+    /// The figure rounded to this many decimals (and ranks by the rounded figure).
+    Rounded(u32),
+    /// Nothing: no figure, no rank, nothing drawn from one; `until_close` when the
+    /// phase has not closed yet (the figures may be shown on a later view: the
+    /// published leaderboard).
+    Withheld { until_close: bool },
+}
+
+impl Sight {
+    /// `v` as the caller may see it (`None` when withheld).
+    pub fn show(self, v: Option<f64>) -> Option<f64> {
+        match self {
+            Sight::Exact => v,
+            Sight::Rounded(d) => v.map(|x| round_to(x, d)),
+            Sight::Withheld { .. } => None,
+        }
+    }
+
+    /// Whether anything at all may be shown.
+    pub fn withheld(self) -> bool {
+        matches!(self, Sight::Withheld { .. })
+    }
+}
+
+/// The one rule for what a caller sees of a phase's figures (docs/service.md,
+/// "Visibility"): organisers everything exactly; a quiz's figures exactly (each team
+/// sees its own quiz report in full anyway); exam figures at the challenge's
+/// `precision`, and in a phase that hides them (`show_exam = false`) none at all but
+/// on the published leaderboard and, once the phase has closed, a team's own
+/// published entry.
+pub fn sight(viewer: Viewer, view: FigureView, phase: PhaseFacts, precision: u32) -> Sight {
+    if viewer == Viewer::Organiser || !phase.exam {
+        return Sight::Exact;
+    }
+    if phase.show_exam {
+        return Sight::Rounded(precision);
+    }
+    let shown = match view {
+        FigureView::Published => true,
+        FigureView::Submission { published_entry } => {
+            viewer == Viewer::OwnTeam && phase.closed && published_entry
+        }
+        FigureView::Board => false,
+    };
+    if shown {
+        Sight::Rounded(precision)
+    } else {
+        Sight::Withheld {
+            until_close: !phase.closed,
+        }
+    }
+}
+
+/// Ranks of rows as shown: `figures[i]` is row `i`'s shown figure (better first when
+/// `higher`), `received[i]` when it was submitted. Returns the rows' order and each
+/// one's rank: by the shown figure, a missing one last; equal shown figures share a
+/// rank (1, 1, 3) and are listed by submission time. Ranking by the exact figure
+/// behind a rounded one would tell its hidden digits.
+pub fn shown_ranks<T: Ord + Copy>(
+    figures: &[Option<f64>],
+    received: &[T],
+    higher: bool,
+) -> Vec<(usize, u32)> {
+    let mut order: Vec<usize> = (0..figures.len().min(received.len())).collect();
+    let cmp = |a: &Option<f64>, b: &Option<f64>| match (a, b) {
+        (Some(x), Some(y)) => {
+            let o = x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal);
+            if higher { o.reverse() } else { o }
+        }
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    };
+    // A stable sort: rows equal in figure and time keep the order they came in.
+    order.sort_by(|&a, &b| cmp(&figures[a], &figures[b]).then(received[a].cmp(&received[b])));
+    let mut out: Vec<(usize, u32)> = Vec::with_capacity(order.len());
+    for (i, &row) in order.iter().enumerate() {
+        let rank = match out.last() {
+            Some(&(prev, rk)) if cmp(&figures[prev], &figures[row]).is_eq() => rk,
+            _ => u32::try_from(i + 1).unwrap_or(u32::MAX),
+        };
+        out.push((row, rank));
+    }
+    out
+}
+
 /// The fields of a report's `items` that come from the entry's own output, by scorer.
 fn prediction_fields(scorer: ScorerId) -> &'static [&'static str] {
     match scorer {
@@ -169,6 +298,86 @@ mod tests {
         assert_eq!(v["score"], 0.5);
         c.reveal_quiz_labels = true;
         assert_eq!(quiz_view(&c, &report), report);
+    }
+
+    #[test]
+    fn shown_ranks_share_equal_figures_and_list_ties_by_time() {
+        let figs = [Some(0.731), None, Some(0.731), Some(0.9)];
+        let at = [3, 0, 1, 2];
+        assert_eq!(
+            shown_ranks(&figs, &at, true),
+            vec![(3, 1), (2, 2), (0, 2), (1, 4)]
+        );
+        assert_eq!(
+            shown_ranks(&figs, &at, false),
+            vec![(2, 1), (0, 1), (3, 3), (1, 4)]
+        );
+    }
+
+    proptest! {
+        /// The rule's promises, whatever the phase and caller: organisers and quiz
+        /// figures see all; nobody else ever sees more than rounded figures; a phase
+        /// that hides its exam shows a derived board to nobody but organisers, and
+        /// a submission only to its own team once closed and published.
+        #[test]
+        fn the_rule_never_shows_a_hidden_exam(
+            viewer in prop_oneof![Just(Viewer::Organiser), Just(Viewer::OwnTeam), Just(Viewer::Public)],
+            view in prop_oneof![
+                Just(FigureView::Board),
+                Just(FigureView::Published),
+                any::<bool>().prop_map(|p| FigureView::Submission { published_entry: p }),
+            ],
+            exam in any::<bool>(), show_exam in any::<bool>(), closed in any::<bool>(),
+            precision in 0u32..=6,
+        ) {
+            let facts = PhaseFacts { exam, show_exam, closed };
+            let s = sight(viewer, view, facts, precision);
+            if viewer == Viewer::Organiser || !exam {
+                prop_assert_eq!(s, Sight::Exact);
+            } else {
+                prop_assert_ne!(s, Sight::Exact);
+            }
+            if viewer != Viewer::Organiser && exam && !show_exam {
+                let may = match view {
+                    FigureView::Published => true,
+                    FigureView::Board => false,
+                    FigureView::Submission { published_entry } => {
+                        viewer == Viewer::OwnTeam && closed && published_entry
+                    }
+                };
+                prop_assert_eq!(!s.withheld(), may);
+                if s.withheld() {
+                    prop_assert_eq!(s, Sight::Withheld { until_close: !closed });
+                }
+            }
+            if let Sight::Rounded(d) = s {
+                prop_assert_eq!(d, precision);
+            }
+        }
+
+        /// Ranks as shown: sorted by figure (missing last), equal figures sharing the
+        /// first rank of their run, each row once.
+        #[test]
+        fn shown_ranks_are_a_ranking(
+            figs in prop::collection::vec(prop::option::of(0u8..4), 0..12),
+            higher in any::<bool>(),
+        ) {
+            let f: Vec<Option<f64>> = figs.iter().map(|v| v.map(f64::from)).collect();
+            let at: Vec<usize> = (0..f.len()).rev().collect();
+            let r = shown_ranks(&f, &at, higher);
+            let mut seen: Vec<usize> = r.iter().map(|&(i, _)| i).collect();
+            seen.sort_unstable();
+            prop_assert_eq!(seen, (0..f.len()).collect::<Vec<_>>());
+            for (k, w) in r.windows(2).enumerate() {
+                let ((a, ra), (b, rb)) = (w[0], w[1]);
+                if f[a] == f[b] {
+                    prop_assert_eq!(ra, rb);
+                    prop_assert!(at[a] <= at[b]);
+                } else {
+                    prop_assert_eq!(rb as usize, k + 2);
+                }
+            }
+        }
     }
 
     fn json() -> impl Strategy<Value = Value> {

@@ -4,6 +4,9 @@
 //! peak-memory test runs each unpack in a child process (this test binary, run again on one
 //! test) and reads its VmHWM, so nothing else the harness does is measured.
 //!
+//! Issue 32's bomb: a refused archive may write at most 4× its own size (measured in a
+//! child process as the bytes it passed to `write`, `/proc/self/io`'s `wchar`).
+//!
 //! These tests use only `unpack`, `Caps` and error messages, so they also build against
 //! the unpacker as it was before the fix (to see them fail there).
 
@@ -491,4 +494,76 @@ fn peak_memory_is_bounded_on_hostile_archives() {
         );
         assert!(message <= 600, "{name}: a message of {message} bytes");
     }
+}
+
+/// Bytes this process has passed to `write` and its kin so far (`wchar`).
+fn written_bytes() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap();
+    let line = io.lines().find(|l| l.starts_with("wchar:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+const WRITE_CHILD: &str = "PHYSIOJUDGE_UNPACK_WRITE_CHILD";
+
+/// Not a test of its own: the child of `a_refused_bomb_writes_at_most_four_times_its_size`,
+/// unpacking the archive named in the environment and printing the bytes it wrote.
+#[test]
+fn child_unpacks_and_reports_bytes_written() {
+    let Ok(src) = std::env::var(WRITE_CHILD) else {
+        return;
+    };
+    let dest = tempfile::tempdir().unwrap();
+    let before = written_bytes();
+    let r = unpack(Path::new(&src), dest.path(), Caps::default());
+    let after = written_bytes();
+    let refused = r
+        .as_ref()
+        .err()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    println!("unpack-written {} refused {refused}", after - before);
+}
+
+/// The review's archive: 480 MiB of zeros in one member, then a member named
+/// `../escape`, gzipped to about 486 KiB. It is refused (the path escapes) having
+/// written at most 4× its own size; it used to write all 480 MiB first.
+#[test]
+fn a_refused_bomb_writes_at_most_four_times_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.tar.gz");
+    {
+        let f = BufWriter::new(File::create(&bomb).unwrap());
+        let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+        header(&mut gz, b"zeros.bin", 480 << 20, tar::EntryType::Regular);
+        filler(&mut gz, 0, 480 << 20);
+        header(&mut gz, b"../escape", 1, tar::EntryType::Regular);
+        filler(&mut gz, b'x', 1);
+        gz.write_all(&[0; 1024]).unwrap();
+        gz.finish().unwrap().flush().unwrap();
+    }
+    let size = std::fs::metadata(&bomb).unwrap().len();
+    let o = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_unpacks_and_reports_bytes_written",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(WRITE_CHILD, &bomb)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find_map(|l| l.split_once("unpack-written ").map(|(_, v)| v))
+        .unwrap_or_else(|| panic!("{out} {}", String::from_utf8_lossy(&o.stderr)));
+    let (written, refused) = line.split_once(" refused ").unwrap();
+    let written: u64 = written.parse().unwrap();
+    println!("bomb.tar.gz ({size} bytes): {written} bytes written, refused: {refused}");
+    assert!(refused.contains("../escape"), "{refused}");
+    assert!(
+        written <= 4 * size,
+        "{written} bytes written for a refused archive of {size}"
+    );
 }

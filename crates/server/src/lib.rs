@@ -30,6 +30,7 @@ mod error;
 mod json;
 pub mod layout;
 mod metrics;
+pub mod sight;
 mod upload;
 pub mod views;
 

@@ -1,7 +1,7 @@
 //! Teams, their members and invitations.
 
 use crate::db::{Row, Tx, args};
-use crate::users::{exists, missing, nonempty, not_found, user_from};
+use crate::users::{exists, missing, not_found, user_from};
 use crate::{
     Error, Invitation, InvitationId, InvitationState, Store, Team, TeamId, User, UserId, time, us,
 };
@@ -76,7 +76,7 @@ impl Store {
         name: &str,
         founder: UserId,
     ) -> Result<Team, Error> {
-        nonempty("team name", name)?;
+        let name = &crate::users::display_name("team name", name)?;
         let id = TeamId::new();
         let now = us(self.now());
         let mut tx = self.db.write().await?;

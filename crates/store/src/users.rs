@@ -92,6 +92,35 @@ pub(crate) fn worker_from(r: &Row) -> Result<Worker, Error> {
     })
 }
 
+/// A user's or a team's name as stored: without leading and trailing white space, and
+/// refused when it holds a control or a Unicode format character (general category Cc
+/// or Cf: zero-width spaces and joiners, word joiners, the bidirectional overrides and
+/// isolates). Such characters are invisible or reorder what is shown, so `Alpha` with a
+/// zero-width space beside `Alpha`, or a right-to-left override, would let one team pass
+/// for another (docs/service.md, "Names").
+pub(crate) fn display_name(field: &'static str, s: &str) -> Result<String, Error> {
+    use icu_properties::CodePointMapData;
+    use icu_properties::props::GeneralCategory;
+    let name = s.trim();
+    nonempty(field, name)?;
+    let gc = CodePointMapData::<GeneralCategory>::new();
+    if let Some(c) = name.chars().find(|&c| {
+        matches!(
+            gc.get(c),
+            GeneralCategory::Format | GeneralCategory::Control
+        )
+    }) {
+        return Err(Error::Invalid {
+            field,
+            problem: format!(
+                "holds the invisible or reordering character U+{:04X}",
+                u32::from(c)
+            ),
+        });
+    }
+    Ok(name.to_owned())
+}
+
 pub(crate) fn nonempty(field: &'static str, s: &str) -> Result<(), Error> {
     if s.trim().is_empty() {
         return Err(Error::Invalid {
@@ -121,7 +150,7 @@ impl Store {
         role: Role,
         password: Option<&str>,
     ) -> Result<User, Error> {
-        nonempty("user name", name)?;
+        let name = &display_name("user name", name)?;
         let hash = match password {
             Some(p) => Some(hash_password(p.to_owned()).await?),
             None => None,

@@ -1492,37 +1492,49 @@ pub(crate) async fn leaderboard(
     };
     let now = web.store.now();
     // The plot: every visible scored submission's first ranking number on the phase's
-    // scored split, rounded as participants see exam figures (a quiz board's figures
-    // are shown exactly, as the leaderboard shows them), drawn as the best so far.
-    // None while the leaderboard itself is withheld.
+    // scored split, drawn as the best so far. What it may show (a figure, rounded or
+    // exact, or nothing at all) is what the caller may see of the live board, by the
+    // one rule every view follows (`server::sight`): its line, axis, caption and
+    // `aria-label` are all drawn from those figures.
     // A published board is a snapshot: the plot of live scores is not about it.
-    let plot = match (phase, b.hidden_until, b.ranking.first()) {
-        (Some(p), None, Some(first)) if b.published.is_none() => {
-            let points = web
+    let plot = match (phase, b.ranking.first()) {
+        (Some(p), Some(first)) if b.published.is_none() => {
+            let stored = web
                 .store
-                .score_points(store::PhaseId(p.id))
+                .phase(store::PhaseId(p.id))
                 .await
                 .map_err(internal)?;
-            let scale = 10f64.powi(i32::try_from(c.score_precision).unwrap_or(3));
-            let pts: Vec<_> = points
-                .iter()
-                .map(|pt| {
-                    (
-                        pt.received_at,
-                        if ctx.is_organiser() || b.split == server::views::SplitName::Quiz {
-                            pt.value
-                        } else {
-                            (pt.value * scale).round() / scale
-                        },
-                    )
-                })
-                .collect();
-            let higher = word(&first.better) == "higher";
-            Some(plot::step_plot(
-                &plot::best_so_far(&pts, higher),
+            let split = match b.split {
+                server::views::SplitName::Quiz => store::Split::Quiz,
+                server::views::SplitName::Exam => store::Split::Exam,
+            };
+            let sight = server::sight::board(
+                &stored,
+                split,
+                server::views::BoardName::Live,
+                ctx.is_organiser(),
+                c.score_precision,
                 now,
-                &first.key,
-            ))
+            );
+            if sight.withheld() {
+                None
+            } else {
+                let points = web
+                    .store
+                    .score_points(store::PhaseId(p.id))
+                    .await
+                    .map_err(internal)?;
+                let pts: Vec<_> = points
+                    .iter()
+                    .filter_map(|pt| Some((pt.received_at, sight.show(Some(pt.value))?)))
+                    .collect();
+                let higher = word(&first.better) == "higher";
+                Some(plot::step_plot(
+                    &plot::best_so_far(&pts, higher),
+                    now,
+                    &first.key,
+                ))
+            }
         }
         _ => None,
     };

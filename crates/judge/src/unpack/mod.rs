@@ -7,6 +7,14 @@
 //!
 //! Zips are read by `zip_reader`, tars by `tar_reader`, folders copied here, all through one
 //! `Writer` that keeps the counts and makes every file and folder.
+//!
+//! An archive is read twice: first a check that writes nothing (every member's name,
+//! kind, size and data are read and checked, the files and folders kept as a list of
+//! names in memory, bounded by `Caps::files`), then, only if the check passed, the
+//! unpack. So a refused archive costs its reading, never the disk: an archive of 480 MiB
+//! of zeros whose last member escapes is refused having written nothing. Messages name
+//! the archive by its file name only, never the folder it is kept in (on a server, a
+//! path of its own).
 
 mod tar_reader;
 #[cfg(test)]
@@ -85,8 +93,10 @@ pub enum UnpackError {
     /// A name too long, too deep or unusable.
     #[error("{name}: {why}")]
     BadName { name: String, why: String },
-    #[error("more than {cap} files and folders")]
-    TooManyFiles { cap: usize },
+    /// `folder`: where most of them are (the deepest folder holding at least half of
+    /// the members read), so that a participant sees what to leave out.
+    #[error("more than {cap} files and folders{}", .folder.as_ref().map(|f| format!(" (most of them in {f})")).unwrap_or_default())]
+    TooManyFiles { cap: usize, folder: Option<String> },
     #[error("unpacks to more than {cap} bytes (at {name})")]
     TooLarge { cap: u64, name: String },
     #[error("unpacking took longer than the {} s allowed", .limit.as_secs_f64())]
@@ -156,6 +166,14 @@ struct Writer<'a> {
     /// most need no folder made or checked.
     made: PathBuf,
     buf: Vec<u8>,
+    /// Members read under each folder (to 4 levels), to name the folder that holds
+    /// most of them when there are too many.
+    tally: std::collections::HashMap<PathBuf, usize>,
+    /// Members tallied.
+    tallied: usize,
+    /// The check that writes nothing: each path made so far, and whether it is a
+    /// folder, in place of the folder being unpacked to. `None` when writing.
+    shadow: Option<std::collections::HashMap<PathBuf, bool>>,
 }
 
 impl Writer<'_> {
@@ -197,11 +215,34 @@ impl Writer<'_> {
         }
     }
 
+    /// Counts `rel` (a member's safe path) under each folder it is in, to 4 levels.
+    fn note(&mut self, rel: &Path) {
+        self.tallied += 1;
+        let mut folder = PathBuf::new();
+        for c in rel.parent().into_iter().flat_map(Path::components).take(4) {
+            folder.push(c);
+            *self.tally.entry(folder.clone()).or_default() += 1;
+        }
+    }
+
+    /// Too many files and folders, naming the deepest folder that holds at least half
+    /// of the members read.
+    fn too_many(&self) -> UnpackError {
+        let folder = self
+            .tally
+            .iter()
+            .filter(|&(_, &n)| n * 2 >= self.tallied && n > 0)
+            .max_by_key(|&(f, &n)| (f.components().count(), n))
+            .map(|(f, _)| shown(&format!("{}/", f.display())));
+        UnpackError::TooManyFiles {
+            cap: self.caps.files,
+            folder,
+        }
+    }
+
     fn count(&mut self) -> Result<(), UnpackError> {
         if self.files >= self.caps.files {
-            return Err(UnpackError::TooManyFiles {
-                cap: self.caps.files,
-            });
+            return Err(self.too_many());
         }
         self.files += 1;
         Ok(())
@@ -253,7 +294,7 @@ impl Writer<'_> {
     /// Makes the folder `path` (its parent exists) if it is not there. An `implied`
     /// folder (made for a member's path, not listed itself) counts as a file, so at the
     /// cap it may not be made.
-    fn make_folder(&self, path: &Path, name: &str, implied: bool) -> Result<Made, UnpackError> {
+    fn make_folder(&mut self, path: &Path, name: &str, implied: bool) -> Result<Made, UnpackError> {
         let io = |e: io::Error| {
             UnpackError::Io(crate::shown::clip(&format!("{}: {e}", shown(name)), 300))
         };
@@ -262,10 +303,23 @@ impl Writer<'_> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io(e)),
         };
-        if implied && self.files >= self.caps.files && is_dir(path)? != Some(true) {
-            return Err(UnpackError::TooManyFiles {
-                cap: self.caps.files,
+        if let Some(shadow) = &self.shadow {
+            return match shadow.get(path) {
+                Some(true) => Ok(Made::Existing),
+                Some(false) => Ok(Made::File),
+                None if implied && self.files >= self.caps.files => Err(self.too_many()),
+                None => Ok(Made::New),
+            }
+            .inspect(|m| {
+                if let Made::New = m
+                    && let Some(shadow) = &mut self.shadow
+                {
+                    shadow.insert(path.to_path_buf(), true);
+                }
             });
+        }
+        if implied && self.files >= self.caps.files && is_dir(path)? != Some(true) {
+            return Err(self.too_many());
         }
         match std::fs::create_dir(path) {
             Ok(()) => Ok(Made::New),
@@ -303,6 +357,9 @@ impl Writer<'_> {
     fn dir(&mut self, name: &str) -> Result<(), UnpackError> {
         self.tick()?;
         let rel = self.relative(name)?;
+        if let Some(rel) = &rel {
+            self.note(rel);
+        }
         self.count()?;
         if let Some(rel) = rel {
             self.folders(&rel, name)?;
@@ -328,6 +385,7 @@ impl Writer<'_> {
         let Some(rel) = self.relative(name)? else {
             return Err(UnpackError::PathEscapes { name: shown(name) });
         };
+        self.note(&rel);
         self.count()?;
         let room = self.room();
         let cap = self.caps.bytes;
@@ -342,13 +400,38 @@ impl Writer<'_> {
         let io = |e: io::Error| {
             UnpackError::Io(crate::shown::clip(&format!("{}: {e}", shown(name)), 300))
         };
+        let path = self.dest.join(&rel);
+        if let Some(shadow) = &mut self.shadow {
+            if shadow.contains_key(&path) {
+                return Err(UnpackError::Duplicate { name: shown(name) });
+            }
+            shadow.insert(path, false);
+            // Read through, as the unpack will, and count: the data is checked (its
+            // size, its CRC, what follows it) before anything is written.
+            let mut n = 0u64;
+            loop {
+                self.tick()?;
+                let got = match data.read(&mut self.buf) {
+                    Ok(0) => break,
+                    Ok(k) => k,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(self.broken_at(name, e)),
+                };
+                n += got as u64;
+                if n > room {
+                    return Err(too_large());
+                }
+            }
+            self.bytes += n;
+            return Ok(n);
+        }
         // create_new: never write through something already there (a member listed
         // twice, however spelt, finds its first copy here).
         let mut out = match File::options()
             .write(true)
             .create_new(true)
             .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(self.dest.join(&rel))
+            .open(&path)
         {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -387,10 +470,16 @@ enum Made {
 
 /// Unpacks `src` into `dest` (an existing empty folder).
 pub fn unpack(src: &Path, dest: &Path, caps: Caps) -> Result<Unpacked, UnpackError> {
-    let shown_src = shown(&src.display().to_string());
+    // Messages name the archive by its file name: the folder it is kept in is the
+    // server's business (and a participant knows their own file by its name).
+    let shown_src = shown(
+        &src.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "the entry".to_owned()),
+    );
     let meta = std::fs::metadata(src).map_err(|e| UnpackError::Io(format!("{shown_src}: {e}")))?;
     let deadline = Instant::now().checked_add(caps.time);
-    let mut w = Writer {
+    let writer = |shadow: bool| Writer {
         dest,
         src: shown_src.clone(),
         caps,
@@ -399,6 +488,9 @@ pub fn unpack(src: &Path, dest: &Path, caps: Caps) -> Result<Unpacked, UnpackErr
         bytes: 0,
         made: PathBuf::new(),
         buf: vec![0; 64 << 10],
+        tally: std::collections::HashMap::new(),
+        tallied: 0,
+        shadow: shadow.then(std::collections::HashMap::new),
     };
     let name = src
         .file_name()
@@ -410,19 +502,29 @@ pub fn unpack(src: &Path, dest: &Path, caps: Caps) -> Result<Unpacked, UnpackErr
             .map(|inner| Timed { inner, deadline })
             .map_err(|e| w.unreadable(e))
     };
+    let mut w = writer(false);
     if meta.is_dir() {
         copy_folder(src, Path::new(""), &mut w, 0)?;
     } else if name.ends_with(".zip") {
-        let f = open(&w)?;
-        unpack_zip(f, &mut w)?;
+        // The check, then the unpack (see the module's notes).
+        let mut check = writer(true);
+        unpack_zip(open(&check)?, &mut check)?;
+        drop(check);
+        unpack_zip(open(&w)?, &mut w)?;
     } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") || name.ends_with(".tar") {
-        let f = open(&w)?;
-        let reader: Box<dyn Read> = if name.ends_with(".tar") {
-            Box::new(BufReader::new(f))
-        } else {
-            Box::new(flate2::read::GzDecoder::new(f))
+        let tar = |w: &mut Writer| {
+            let f = open(w)?;
+            let reader: Box<dyn Read> = if name.ends_with(".tar") {
+                Box::new(BufReader::new(f))
+            } else {
+                Box::new(flate2::read::GzDecoder::new(f))
+            };
+            unpack_tar(reader, w)
         };
-        unpack_tar(reader, &mut w)?;
+        let mut check = writer(true);
+        tar(&mut check)?;
+        drop(check);
+        tar(&mut w)?;
     } else {
         return Err(UnpackError::UnknownKind(shown_src));
     }
@@ -442,7 +544,10 @@ fn copy_folder(root: &Path, rel: &Path, w: &mut Writer, pending: usize) -> Resul
     let dir = root.join(rel);
     let io = |e: io::Error| {
         UnpackError::Io(crate::shown::clip(
-            &format!("{}: {e}", shown(&dir.display().to_string())),
+            &format!(
+                "{}: {e}",
+                shown(&Path::new(".").join(rel).display().to_string())
+            ),
             300,
         ))
     };
@@ -450,7 +555,18 @@ fn copy_folder(root: &Path, rel: &Path, w: &mut Writer, pending: usize) -> Resul
     for e in std::fs::read_dir(&dir).map_err(io)? {
         w.tick()?;
         if w.files + pending + entries.len() >= w.caps.files {
-            return Err(UnpackError::TooManyFiles { cap: w.caps.files });
+            // The listing that overflows names its folder.
+            return Err(UnpackError::TooManyFiles {
+                cap: w.caps.files,
+                folder: Some(shown(&format!(
+                    "{}/",
+                    Path::new(".")
+                        .join(rel)
+                        .display()
+                        .to_string()
+                        .trim_end_matches('/')
+                ))),
+            });
         }
         entries.push(e.map_err(io)?);
     }
@@ -487,7 +603,8 @@ fn copy_folder(root: &Path, rel: &Path, w: &mut Writer, pending: usize) -> Resul
 /// An archive holding one folder and nothing else (`entry/setup.sh`, …) is taken to be
 /// that folder's contents: a common way to pack, and unambiguous.
 fn unwrap_single_folder(dest: &Path) -> Result<Option<String>, UnpackError> {
-    let io = |e: io::Error| UnpackError::Io(format!("{}: {e}", shown(&dest.display().to_string())));
+    // The folder unpacked to is named for what it is, not by its path on this machine.
+    let io = |e: io::Error| UnpackError::Io(format!("the unpacked entry's folder: {e}"));
     let entries: Vec<_> = std::fs::read_dir(dest)
         .map_err(io)?
         .collect::<Result<_, _>>()

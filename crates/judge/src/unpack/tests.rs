@@ -112,7 +112,8 @@ fn zip_bomb_stops_at_the_cap_whatever_the_header_says() {
     let (dest, r) = unpack_bytes("entry.zip", &z, caps);
     assert!(matches!(r, Err(UnpackError::TooLarge { .. })), "{r:?}");
     assert!(!dest.path().join("big.bin").exists());
-    // Declared as 1 KiB: writing stops one byte past what the headers say.
+    // Declared as 1 KiB: the check reads one byte past what the headers say and
+    // refuses, and nothing is written.
     declare_size(&mut z, 1024);
     let (dest, r) = unpack_bytes("entry.zip", &z, caps);
     let e = r.unwrap_err().to_string();
@@ -120,10 +121,7 @@ fn zip_bomb_stops_at_the_cap_whatever_the_header_says() {
         e.contains("1025 or more bytes where the central directory says 1024"),
         "{e}"
     );
-    let written = std::fs::metadata(dest.path().join("big.bin"))
-        .unwrap()
-        .len();
-    assert_eq!(written, 1025);
+    assert_eq!(std::fs::read_dir(dest.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -131,7 +129,13 @@ fn too_many_files() {
     let names: Vec<String> = (0..20).map(|i| format!("f{i}")).collect();
     let entries: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x"[..])).collect();
     let (dest, r) = unpack_bytes("e.zip", &zip_with(&entries), small(5));
-    assert_eq!(r, Err(UnpackError::TooManyFiles { cap: 5 }));
+    assert_eq!(
+        r,
+        Err(UnpackError::TooManyFiles {
+            cap: 5,
+            folder: None
+        })
+    );
     // Refused on the count the end record declares, before any member.
     assert_eq!(std::fs::read_dir(dest.path()).unwrap().count(), 0);
 }
@@ -148,11 +152,24 @@ fn folders_count_once_each_and_exactly_up_to_the_cap() {
     let (_d, r) = unpack_bytes("e.tgz", &t, small(7));
     assert_eq!(r.unwrap().files, 7);
     let (d, r) = unpack_bytes("e.tgz", &t, small(6));
-    assert_eq!(r, Err(UnpackError::TooManyFiles { cap: 6 }));
-    assert!(d.path().join("a/b/c/f").exists());
+    assert_eq!(
+        r,
+        Err(UnpackError::TooManyFiles {
+            cap: 6,
+            folder: Some("a/b/".into())
+        })
+    );
+    // Refused by the check: nothing written.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     // At the cap, the folder a path needs is not made.
     let (d, r) = unpack_bytes("e.tgz", &t, small(3));
-    assert_eq!(r, Err(UnpackError::TooManyFiles { cap: 3 }));
+    assert_eq!(
+        r,
+        Err(UnpackError::TooManyFiles {
+            cap: 3,
+            folder: Some("a/b/c/".into())
+        })
+    );
     assert!(!d.path().join("a/b/c").exists());
 }
 
@@ -547,7 +564,10 @@ fn folders_are_copied_under_the_same_caps() {
     let dest = tempfile::tempdir().unwrap();
     assert_eq!(
         unpack(src.path(), dest.path(), small(7)),
-        Err(UnpackError::TooManyFiles { cap: 7 })
+        Err(UnpackError::TooManyFiles {
+            cap: 7,
+            folder: Some("./d3/".into())
+        })
     );
     // Refused while listing d3: its one entry would make the count 8.
     assert!(dest.path().join("d3").exists() && !dest.path().join("d3/f").exists());
@@ -555,7 +575,10 @@ fn folders_are_copied_under_the_same_caps() {
     let dest = tempfile::tempdir().unwrap();
     assert_eq!(
         unpack(src.path(), dest.path(), small(3)),
-        Err(UnpackError::TooManyFiles { cap: 3 })
+        Err(UnpackError::TooManyFiles {
+            cap: 3,
+            folder: Some("./".into())
+        })
     );
     assert_eq!(std::fs::read_dir(dest.path()).unwrap().count(), 0);
 }
@@ -710,4 +733,33 @@ proptest! {
             prop_assert_eq!(contents(tree(d.path())), contents(tree(good.path())));
         }
     }
+}
+
+/// Issue 31: a refusal for too many files names the folder that holds most of them
+/// (a virtual environment packed by mistake, say), from a zip's central directory
+/// alone as from a tar read through.
+#[test]
+fn too_many_files_names_the_folder_holding_them() {
+    let names: Vec<String> = (0..30)
+        .map(|i| format!("entry/venv/lib/python3.11/site-packages/m{i}.py"))
+        .chain(["entry/run.py".to_owned()])
+        .collect();
+    let entries: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x"[..])).collect();
+    let (_d, r) = unpack_bytes("e.zip", &zip_with(&entries), small(10));
+    let e = r.unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "more than 10 files and folders (most of them in entry/venv/lib/python3.11/)"
+    );
+    let t = tar_gz(|b| {
+        for n in &names {
+            add(b, n, b"x");
+        }
+    });
+    let (_d, r) = unpack_bytes("e.tgz", &t, small(10));
+    let e = r.unwrap_err().to_string();
+    assert!(
+        e.contains("(most of them in entry/venv/lib/python3.11/)"),
+        "{e}"
+    );
 }

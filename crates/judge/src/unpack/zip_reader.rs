@@ -362,7 +362,21 @@ pub(super) fn unpack_zip(file: Timed<File>, w: &mut Writer) -> Result<(), Unpack
     let dir = find_directory(&mut r, w, len)?;
     // Declared: refused before any is read.
     if dir.entries > w.caps.files as u64 {
-        return Err(UnpackError::TooManyFiles { cap: w.caps.files });
+        // Refused on the count, having read the names only (the central directory),
+        // to say which folder holds them.
+        let mut pos = dir.start;
+        let mut extra = Vec::new();
+        for _ in 0..dir.entries {
+            w.tick()?;
+            let Ok((c, next)) = read_central(&mut r, w, pos, dir.end, &mut extra) else {
+                break;
+            };
+            pos = next;
+            if let Ok(Some(rel)) = w.relative(&c.name) {
+                w.note(&rel);
+            }
+        }
+        return Err(w.too_many());
     }
     // Each member's span (local header and data), by start: members may not share bytes,
     // the trick of zip bombs that pass one member's data off as many members.

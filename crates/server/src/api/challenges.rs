@@ -511,14 +511,16 @@ pub(crate) async fn leaderboard_view(
         rows: Vec::new(),
     };
     // The board ranks by the figures of its split (the phase's scored split; a
-    // publication keeps the split it was made with). A phase that hides exam scores
-    // shows teams no exam figure but its published final entries' (docs/service.md,
-    // "Publishing"): before it closes, nothing; after, the published leaderboard only.
-    let exam = data.split == store::Split::Exam;
-    let hides_exam = exam && !phase.show_exam;
-    if hides_exam && !organiser && board != BoardName::Published {
-        let now = app.store.now();
-        if now < phase.closes {
+    // publication keeps the split it was made with). What the caller may see of them is
+    // the one rule every view drawn from them follows (`crate::sight`): a phase that
+    // hides exam scores shows teams no exam figure but its published final entries'
+    // (docs/service.md, "Publishing"); an exam's figures are otherwise shown at the
+    // challenge's precision to anyone but organisers (at full precision a leaderboard
+    // is the same label-recovery channel as a result: docs/judge.md, "Why so little").
+    let now = app.store.now();
+    let sight = crate::sight::board(phase, data.split, board, organiser, j.score_precision, now);
+    if let judge::visibility::Sight::Withheld { until_close } = sight {
+        if until_close {
             view.hidden_until = Some(phase.closes);
         }
         view.withheld = Some(
@@ -528,34 +530,42 @@ pub(crate) async fn leaderboard_view(
         );
         return Ok(view);
     }
-    // An exam's figures to anyone but organisers at the challenge's precision: at full
-    // precision a leaderboard is the same label-recovery channel as a result
-    // (docs/judge.md, "Why so little"). The stored figures stay exact, and ranks come
-    // from them. A quiz's figures are shown exactly: each team sees its own quiz
-    // report in full anyway, and another team's quiz score tells nothing of the labels
-    // that the team's own does not (docs/service.md, "Visibility").
-    let shown = |v: Option<f64>| match v {
-        Some(x) if exam && !organiser => Some(judge::visibility::round_to(x, j.score_precision)),
-        v => v,
-    };
+    let mut rows = Vec::with_capacity(data.rows.len());
     for row in &data.rows {
         let scores: BTreeMap<String, Option<f64>> = row
             .figures
             .iter()
-            .map(|f| (f.key.clone(), shown(f.value)))
+            .map(|f| (f.key.clone(), sight.show(f.value)))
             .collect();
-        view.rows.push(LeaderboardRowView {
+        rows.push(LeaderboardRowView {
             rank: row.rank,
             team: row.team_name.clone(),
             team_id: row.team.0,
             submission: row.submission.0,
-            score: shown(row.figures.first().and_then(|f| f.value)),
+            score: sight.show(row.figures.first().and_then(|f| f.value)),
             scores,
             run_time_s: row.run_time_s,
             submitted_at: row.received_at,
             method: row.method_name.clone(),
             baseline: row.baseline,
         });
+    }
+    // Ranks by the figure as shown: equal shown figures share a rank and are listed by
+    // submission time; ranking by the exact figure behind them would tell the digits
+    // that rounding hides.
+    let higher = data
+        .rows
+        .first()
+        .and_then(|r| r.figures.first())
+        .is_none_or(|f| f.better == store::Better::Higher);
+    let figures: Vec<Option<f64>> = rows.iter().map(|r| r.score).collect();
+    let received: Vec<_> = rows.iter().map(|r| r.submitted_at).collect();
+    let mut slots: Vec<Option<LeaderboardRowView>> = rows.into_iter().map(Some).collect();
+    for (i, rank) in judge::visibility::shown_ranks(&figures, &received, higher) {
+        if let Some(mut r) = slots[i].take() {
+            r.rank = rank;
+            view.rows.push(r);
+        }
     }
     Ok(view)
 }

@@ -149,9 +149,26 @@ pub(crate) async fn get_one(
     // A phase that hides exam scores shows a team none before it closes, and after it
     // closes only those of its final entry once published (docs/service.md,
     // "Publishing"): no other exam score ever reaches a team.
-    let exam_hidden = !organiser
+    // The one rule every view of figures follows (`crate::sight`).
+    let facts = crate::sight::facts(&phase, store::Split::Exam, now);
+    let published_entry = !organiser
         && !phase.show_exam
-        && (now < phase.closes || !app.store.is_published_entry(phase.id, s.id).await?);
+        && facts.closed
+        && app.store.is_published_entry(phase.id, s.id).await?;
+    let viewer = if organiser {
+        judge::visibility::Viewer::Organiser
+    } else {
+        judge::visibility::Viewer::OwnTeam
+    };
+    let exam_hidden = judge::visibility::sight(
+        viewer,
+        judge::visibility::FigureView::Submission { published_entry },
+        facts,
+        // Only whether anything is shown is asked here: the exam's figures in
+        // `result.json` are rounded by the judge already.
+        0,
+    )
+    .withheld();
 
     let mut stages = Vec::new();
     let mut scores = BTreeMap::new();
