@@ -10,6 +10,9 @@ import http.client, os, re, subprocess, sys, tempfile, threading, time, urllib.p
 exe = sys.argv[1]
 signins = int(sys.argv[2]) if len(sys.argv) > 2 else 64
 signups = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+# "unknown": sign in as a name that does not exist (no hash: the cost of the requests alone)
+NAME = (b'{"name":"nobody","password":"wrong password"}' if sys.argv[4:] == ["unknown"]
+        else b'{"name":"target","password":"wrong password"}')
 
 def hwm(pid):
     for line in open(f"/proc/{pid}/status"):
@@ -39,7 +42,7 @@ def signup(port, name, out):
     out.append(s)
 
 def signin(port, out):
-    s, _, _ = request(port, "POST", "/api/v1/tokens", b'{"name":"target","password":"wrong password"}',
+    s, _, _ = request(port, "POST", "/api/v1/tokens", NAME,
                       {"content-type": "application/json"})
     out.append(s)
 
