@@ -59,6 +59,87 @@ pub struct ServeArgs {
     /// Mark the web site's session cookie `Secure` (serve behind https only).
     #[arg(long)]
     pub secure_cookies: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// What one client may take of the server (docs/service.md, "Running it in public").
+/// A limit of 0 is no limit.
+#[derive(Args)]
+pub struct LimitArgs {
+    /// Failed sign-ins per user name per minute (then 429).
+    #[arg(long, default_value_t = 10)]
+    pub login_tries_per_name: u32,
+    /// Failed sign-ins per client address per minute, whatever the names.
+    #[arg(long, default_value_t = 30)]
+    pub login_tries_per_address: u32,
+    /// Accounts made at /signup per client address per hour.
+    #[arg(long, default_value_t = 20)]
+    pub signups_per_address: u32,
+    /// Password hashes computed at once (each holds 19 MiB; default: the number of
+    /// CPUs).
+    #[arg(long)]
+    pub hashes_at_once: Option<usize>,
+    /// The longest a sign-in or sign-up waits for its password hash, in seconds; past
+    /// it, 503 with Retry-After.
+    #[arg(long, default_value_t = 5)]
+    pub hash_wait_secs: u64,
+    /// Live event streams per user.
+    #[arg(long, default_value_t = 16)]
+    pub streams_per_user: u32,
+    /// Live event streams per client address.
+    #[arg(long, default_value_t = 64)]
+    pub streams_per_address: u32,
+    /// The longest a client may take to send a request's head (and a kept-alive
+    /// connection may wait for its next request), in seconds.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// The longest a connection may go without a byte either way, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub idle_timeout_secs: u64,
+    /// Behind a reverse proxy: the header holding the client's address
+    /// (X-Forwarded-For: its last address; X-Real-IP). Set it only when every request
+    /// comes through that proxy.
+    #[arg(long)]
+    pub trusted_proxy_header: Option<String>,
+}
+
+impl LimitArgs {
+    fn apply(&self, config: &mut server::Config) -> anyhow::Result<()> {
+        config.login_tries_per_minute = self.login_tries_per_name;
+        config.login_tries_per_address_per_minute = self.login_tries_per_address;
+        config.signups_per_address_per_hour = self.signups_per_address;
+        config.streams_per_user = self.streams_per_user;
+        config.streams_per_address = self.streams_per_address;
+        config.connections.header_timeout =
+            std::time::Duration::from_secs(self.header_timeout_secs.max(1));
+        config.connections.idle_timeout =
+            std::time::Duration::from_secs(self.idle_timeout_secs.max(1));
+        config.connections.trusted_proxy_header = match &self.trusted_proxy_header {
+            Some(h) => Some(h.parse().map_err(|_| {
+                crate::output::UsageError(format!(
+                    "--trusted-proxy-header {h:?} is not a header name"
+                ))
+            })?),
+            None => None,
+        };
+        Ok(())
+    }
+}
+
+/// Raises the soft limit on open files to the hard one: each connection holds one, and
+/// the soft limit a service is started with (1024 under systemd) would let a few
+/// hundred slow clients keep everyone else out.
+fn raise_open_files() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::info!("open files: soft limit raised from {soft} to {hard}"),
+            Err(e) => tracing::warn!("open files: soft limit {soft} kept (raising it: {e})"),
+        },
+        Ok((soft, _)) => tracing::info!("open files: soft limit {soft} (the hard limit)"),
+        Err(e) => tracing::warn!("open files: reading the limit: {e}"),
+    }
 }
 
 /// The store of a state folder, or of `--database`.
@@ -101,16 +182,25 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    raise_open_files();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
         // Workers of another judge build than this one are refused (docs/service.md,
-        // "Workers"); the local pool runs this one.
+        // "Workers"); the local pool runs this one. Password hashes are bounded before
+        // the store is shared (the API's and the site's clones share the bound).
+        let hashes = a.limits.hashes_at_once.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
         let store = open_store(&state, a.database.as_deref())
             .await?
-            .with_build(worker::this_build());
+            .with_build(worker::this_build())
+            .with_hashing(
+                hashes,
+                std::time::Duration::from_secs(a.limits.hash_wait_secs),
+            );
         // The local queue, its reconciler (lapsed leases become `error` and queue again)
         // and worker slots (docs/service.md, "Queue and workers"). The server tells the
         // queue of every upload and requeue, so an idle slot starts at once.
@@ -118,6 +208,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let _reconciler = queue.spawn_reconciler();
         let mut config = server::Config::new(&state);
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
+        a.limits.apply(&mut config)?;
         let waker = queue.clone();
         config.on_queued = Some(server::OnQueued(std::sync::Arc::new(move || waker.wake())));
         // Remote workers take from the same queue through the API; with --queue, each

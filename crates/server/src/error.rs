@@ -32,7 +32,7 @@ pub struct ApiError {
     pub message: String,
     /// Fields beside `code` and `message` in the error object.
     pub details: Map<String, Value>,
-    /// Seconds for a `Retry-After` header (429).
+    /// Seconds for a `Retry-After` header (429, 503).
     pub retry_after: Option<u64>,
 }
 
@@ -130,6 +130,11 @@ impl From<store::Error> for ApiError {
                 ApiError::new(StatusCode::UNAUTHORIZED, "bad_credentials", e.to_string())
             }
             E::BadToken => ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", e.to_string()),
+            E::Busy { retry_after } => {
+                let mut a = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", e.to_string());
+                a.retry_after = Some(retry_after);
+                a
+            }
             E::WorkerDisabled(_) => {
                 ApiError::new(StatusCode::FORBIDDEN, "worker_disabled", e.to_string())
             }

@@ -29,7 +29,9 @@ mod boards;
 mod error;
 mod json;
 pub mod layout;
+mod limits;
 mod metrics;
+mod serve;
 pub mod sight;
 mod upload;
 pub mod views;
@@ -39,6 +41,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::{ApiError, ServerError};
+pub use limits::{ClientAddr, Throttle};
+pub use serve::{Connections, serve};
 pub use views::ErrorBody;
 
 /// Called after a submission was queued (an upload, a requeue): how local workers are
@@ -99,8 +103,24 @@ pub struct Config {
     /// worker on another machine), so the stream polls the database.
     pub events_poll: Duration,
     /// Failed logins (`POST /api/v1/tokens`) allowed per user name per minute before
-    /// 429: every try costs an argon2 hash, and guessing must stay slow.
+    /// 429: every try costs an argon2 hash, and guessing must stay slow. Each try is
+    /// counted before its password is checked (and given back if it was right), so
+    /// concurrent guesses cannot all pass. 0: no limit.
     pub login_tries_per_minute: u32,
+    /// Failed logins allowed per client address per minute, whatever the names tried
+    /// (`ClientAddr`). 0: no limit.
+    pub login_tries_per_address_per_minute: u32,
+    /// Accounts the web site's sign-up makes per client address per hour. 0: no limit.
+    pub signups_per_address_per_hour: u32,
+    /// Live event streams one user may hold open at once (429 past it). 0: no limit.
+    pub streams_per_user: u32,
+    /// Live event streams one client address may hold open at once. 0: no limit.
+    pub streams_per_address: u32,
+    /// The largest request body read whole (JSON), in bytes; past it, 413. Uploads and
+    /// result folders stream and have their own limits.
+    pub max_body_bytes: usize,
+    /// Header-read and idle timeouts, and where the client's address comes from.
+    pub connections: Connections,
     /// Told when a submission was queued, if anyone must be.
     pub on_queued: Option<OnQueued>,
     /// Where event streams find a running submission's progress, if anywhere.
@@ -129,6 +149,12 @@ impl Config {
             concurrent_checks: 2,
             events_poll: Duration::from_secs(1),
             login_tries_per_minute: 10,
+            login_tries_per_address_per_minute: 30,
+            signups_per_address_per_hour: 20,
+            streams_per_user: 16,
+            streams_per_address: 64,
+            max_body_bytes: 1 << 20,
+            connections: Connections::default(),
             on_queued: None,
             progress: None,
             queue: None,
@@ -171,6 +197,16 @@ impl Server {
         api::openapi()
     }
 
+    /// The limits the web site shares with the API (sign-ups per address).
+    pub fn throttle(&self) -> Throttle {
+        self.app.throttle.clone()
+    }
+
+    /// How connections are kept (to serve another router the same way).
+    pub fn connections(&self) -> &Connections {
+        &self.app.config.connections
+    }
+
     /// The state folder.
     pub fn state_dir(&self) -> &Path {
         &self.app.config.state_dir
@@ -193,8 +229,8 @@ impl Server {
             stop.await;
             stopping.cancel();
         };
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(stop)
+        let connections = self.app.config.connections.clone();
+        serve::serve(listener, self.router(), connections, stop)
             .await
             .map_err(ServerError::Serve)
     }

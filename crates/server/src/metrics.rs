@@ -1,14 +1,11 @@
 //! What the server counts in itself (request latency and statuses, for `/metrics`),
-//! the Prometheus text it writes, and the limit on failed logins.
+//! the Prometheus text it writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use axum::http::{Method, StatusCode};
-
-use crate::error::ApiError;
 
 /// Upper bounds of the latency histogram's buckets, in seconds: from a cached answer
 /// to an upload of hundreds of MiB.
@@ -117,56 +114,4 @@ pub(crate) fn label(s: &str) -> String {
     s.replace('\\', r"\\")
         .replace('"', "\\\"")
         .replace('\n', r"\n")
-}
-
-/// Failed logins per user name in a sliding minute: past the limit, `POST /tokens` for
-/// that name is 429 until the minute since the first failure is over. Keyed by the name
-/// tried, so that guessing one account's password is slow whatever the addresses.
-pub(crate) struct LoginLimiter {
-    per_minute: u32,
-    tries: Mutex<HashMap<String, (Instant, u32)>>,
-}
-
-const WINDOW: Duration = Duration::from_secs(60);
-/// Names remembered at once before the expired ones are dropped.
-const REMEMBERED: usize = 10_000;
-
-impl LoginLimiter {
-    pub(crate) fn new(per_minute: u32) -> LoginLimiter {
-        LoginLimiter {
-            per_minute,
-            tries: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Refuses a login for `name` while its failures fill the window.
-    pub(crate) fn check(&self, name: &str) -> Result<(), ApiError> {
-        let tries = self.tries.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&(start, n)) = tries.get(name) {
-            let age = start.elapsed();
-            if age < WINDOW && n >= self.per_minute {
-                let wait = (WINDOW - age).as_secs().max(1);
-                let mut e = ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    format!("too many failed logins for this name: try again in {wait} s"),
-                );
-                e.retry_after = Some(wait);
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    pub(crate) fn failed(&self, name: &str) {
-        let mut tries = self.tries.lock().unwrap_or_else(|p| p.into_inner());
-        if tries.len() >= REMEMBERED {
-            tries.retain(|_, (start, _)| start.elapsed() < WINDOW);
-        }
-        let e = tries.entry(name.to_owned()).or_insert((Instant::now(), 0));
-        if e.0.elapsed() >= WINDOW {
-            *e = (Instant::now(), 0);
-        }
-        e.1 += 1;
-    }
 }

@@ -176,6 +176,12 @@ pub enum Error {
     #[error("password hashing: {0}")]
     Password(String),
 
+    /// Too many password checks wait already: this one waited its longest
+    /// ([`crate::Store::with_hashing`]) and was given up. Try again in `retry_after`
+    /// seconds.
+    #[error("the server is busy checking passwords: try again in {retry_after} s")]
+    Busy { retry_after: u64 },
+
     /// The system's random source failed.
     #[error("random source: {0}")]
     Random(String),

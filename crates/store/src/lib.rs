@@ -135,6 +135,9 @@ pub struct Store {
     /// Bumped (in this process) by every change a leaderboard may show: shared by the
     /// store's clones, so a cache of leaderboards knows when to derive them again.
     boards: Arc<AtomicU64>,
+    /// Password hashes computed at once, and how long one may wait for its turn
+    /// ([`Store::with_hashing`]): shared by the store's clones.
+    hashing: Arc<users::Hashing>,
 }
 
 impl std::fmt::Debug for Store {
@@ -223,7 +226,20 @@ impl Store {
             scorer_version: None,
             build: None,
             boards: Arc::new(AtomicU64::new(0)),
+            hashing: Arc::new(users::Hashing::new(
+                users::Hashing::default_permits(),
+                users::Hashing::DEFAULT_WAIT,
+            )),
         })
+    }
+
+    /// The same store (and every clone made of it from now on) with another bound on
+    /// password hashing: `permits` argon2 hashes at once (each holds 19 MiB), and a
+    /// sign-in or sign-up that waits longer than `wait` for its turn is refused with
+    /// [`Error::Busy`]. By default: one per CPU, 5 s.
+    pub fn with_hashing(mut self, permits: usize, wait: Duration) -> Store {
+        self.hashing = Arc::new(users::Hashing::new(permits, wait));
+        self
     }
 
     /// The same store with another clock (tests; a server never needs one).

@@ -131,15 +131,112 @@ pub(crate) fn nonempty(field: &'static str, s: &str) -> Result<(), Error> {
     Ok(())
 }
 
-async fn hash_password(password: String) -> Result<String, Error> {
-    tokio::task::spawn_blocking(move || {
-        Argon2::default()
-            .hash_password(password.as_bytes())
-            .map(|h| h.to_string())
-            .map_err(|e| Error::Password(e.to_string()))
-    })
-    .await
-    .map_err(|e| Error::Password(e.to_string()))?
+/// The bound on password hashing: argon2 with this crate's parameters holds 19 MiB
+/// while it runs, and each sign-in or sign-up runs one, so without a bound an
+/// anonymous burst of them holds as much memory as it has requests. With it, at most
+/// `permits` hashes run at once; the others queue in arrival order for at most `wait`,
+/// then give up with [`Error::Busy`] (the server answers 503 with `Retry-After`).
+///
+/// The hashes run on `permits` threads of their own, not tokio's blocking pool: the
+/// allocator keeps a freed 19 MiB block in the arena of the thread that used it, so
+/// hashes spread over the pool's many threads would keep that much per thread (seen:
+/// ~290 MB after 64 sign-ins on two CPUs); on a few threads of their own they keep it
+/// per hashing thread only.
+pub(crate) struct Hashing {
+    permits: tokio::sync::Semaphore,
+    wait: std::time::Duration,
+    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+impl std::fmt::Debug for Hashing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hashing").field("wait", &self.wait).finish()
+    }
+}
+
+impl Hashing {
+    pub(crate) const DEFAULT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+    pub(crate) fn new(permits: usize, wait: std::time::Duration) -> Hashing {
+        let permits = permits.max(1);
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+        for _ in 0..permits {
+            let rx = rx.clone();
+            // A thread that cannot start leaves the others (or, with none, every hash
+            // ends as an error below): never a panic here.
+            let _ = std::thread::Builder::new()
+                .name("password-hash".into())
+                .spawn(move || {
+                    loop {
+                        let job = match rx.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => return,
+                        };
+                        // The store (the sender) is gone: so is the thread.
+                        let Ok(job) = job else { return };
+                        job();
+                    }
+                });
+        }
+        Hashing {
+            permits: tokio::sync::Semaphore::new(permits),
+            wait,
+            jobs: std::sync::Mutex::new(tx),
+        }
+    }
+
+    /// One hash at a time per CPU: more would only share the same cores.
+    pub(crate) fn default_permits() -> usize {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }
+
+    /// Runs `f` (a hash or a check) on a hashing thread once a permit is free.
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let busy = || Error::Busy {
+            retry_after: self.wait.as_secs().max(1),
+        };
+        let permit = match tokio::time::timeout(self.wait, self.permits.acquire()).await {
+            Ok(Ok(p)) => p,
+            // Closed never happens (nobody closes it); a timeout is the queue too long.
+            Ok(Err(_)) | Err(_) => return Err(busy()),
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = tx.send(f());
+        });
+        let sent = self
+            .jobs
+            .lock()
+            .map_err(|_| Error::Password("the hashing threads are gone".into()))?
+            .send(job);
+        if sent.is_err() {
+            return Err(Error::Password("the hashing threads are gone".into()));
+        }
+        let r = rx
+            .await
+            .map_err(|_| Error::Password("a hashing thread ended".into()))?;
+        drop(permit);
+        r
+    }
+}
+
+impl Store {
+    async fn hash_password(&self, password: String) -> Result<String, Error> {
+        self.hashing
+            .run(move || {
+                Argon2::default()
+                    .hash_password(password.as_bytes())
+                    .map(|h| h.to_string())
+                    .map_err(|e| Error::Password(e.to_string()))
+            })
+            .await
+    }
 }
 
 impl Store {
@@ -152,7 +249,7 @@ impl Store {
     ) -> Result<User, Error> {
         let name = &display_name("user name", name)?;
         let hash = match password {
-            Some(p) => Some(hash_password(p.to_owned()).await?),
+            Some(p) => Some(self.hash_password(p.to_owned()).await?),
             None => None,
         };
         let id = UserId::new();
@@ -178,7 +275,7 @@ impl Store {
     /// Sets (or, with `None`, removes) a user's password.
     pub async fn set_password(&self, user: UserId, password: Option<&str>) -> Result<(), Error> {
         let hash = match password {
-            Some(p) => Some(hash_password(p.to_owned()).await?),
+            Some(p) => Some(self.hash_password(p.to_owned()).await?),
             None => None,
         };
         let mut tx = self.db.write().await?;
@@ -248,17 +345,16 @@ impl Store {
             return Err(Error::BadCredentials);
         };
         let password = password.to_owned();
-        let ok = tokio::task::spawn_blocking(move || {
-            let parsed = PasswordHash::new(&stored)
-                .map_err(|e| Error::Corrupt(format!("stored password hash: {e}")))?;
-            Ok::<bool, Error>(
-                Argon2::default()
+        let ok = self
+            .hashing
+            .run(move || {
+                let parsed = PasswordHash::new(&stored)
+                    .map_err(|e| Error::Corrupt(format!("stored password hash: {e}")))?;
+                Ok(Argon2::default()
                     .verify_password(password.as_bytes(), &parsed)
-                    .is_ok(),
-            )
-        })
-        .await
-        .map_err(|e| Error::Password(e.to_string()))??;
+                    .is_ok())
+            })
+            .await?;
         if ok {
             user_from(&row)
         } else {

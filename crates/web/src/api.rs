@@ -22,6 +22,8 @@ const ANSWER_CAP: usize = 16 << 20;
 pub(crate) struct Answer {
     pub status: StatusCode,
     pub body: Bytes,
+    /// The API's `Retry-After` (429, 503), in seconds.
+    pub retry_after: Option<u64>,
 }
 
 impl Answer {
@@ -33,6 +35,7 @@ impl Answer {
                 code: "internal".into(),
                 message: format!("the API's answer could not be read: {e}"),
                 body: None,
+                retry_after: None,
             })
         } else {
             Err(self.refusal())
@@ -46,6 +49,7 @@ impl Answer {
                 code: b.error.code.clone(),
                 message: b.error.message.clone(),
                 body: Some(b),
+                retry_after: self.retry_after,
             },
             Err(_) => Refusal {
                 status: self.status,
@@ -55,6 +59,7 @@ impl Answer {
                     .take(500)
                     .collect(),
                 body: None,
+                retry_after: self.retry_after,
             },
         }
     }
@@ -67,6 +72,7 @@ pub(crate) struct Refusal {
     pub code: String,
     pub message: String,
     pub body: Option<ErrorBody>,
+    pub retry_after: Option<u64>,
 }
 
 impl From<Refusal> for PageError {
@@ -92,7 +98,24 @@ pub(crate) async fn call(
     content_type: Option<&str>,
     body: Body,
 ) -> Answer {
+    call_from(web, None, method, path, token, content_type, body).await
+}
+
+/// [`call`] on behalf of a client at `from` (the page request's address), so that the
+/// API's limits per address count the person, not the site.
+pub(crate) async fn call_from(
+    web: &Web,
+    from: Option<server::ClientAddr>,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    content_type: Option<&str>,
+    body: Body,
+) -> Answer {
     let mut b = Request::builder().method(method).uri(path);
+    if let Some(a) = from {
+        b = b.extension(a);
+    }
     if let Some(t) = token {
         b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
     }
@@ -103,6 +126,7 @@ pub(crate) async fn call(
         Ok(r) => r,
         Err(e) => {
             return Answer {
+                retry_after: None,
                 status: StatusCode::BAD_REQUEST,
                 body: Bytes::from(
                     serde_json::json!({"error": {"code": "bad_request", "message": e.to_string()}})
@@ -113,9 +137,19 @@ pub(crate) async fn call(
     };
     let r = forward(web, req).await;
     let status = r.status();
+    let retry_after = r
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
     match axum::body::to_bytes(r.into_body(), ANSWER_CAP).await {
-        Ok(body) => Answer { status, body },
+        Ok(body) => Answer {
+            status,
+            body,
+            retry_after,
+        },
         Err(e) => Answer {
+            retry_after: None,
             status: StatusCode::INTERNAL_SERVER_ERROR,
             body: Bytes::from(
                 serde_json::json!({"error": {"code": "internal", "message": e.to_string()}})

@@ -76,6 +76,10 @@ pub struct Inner {
     pub(crate) config: Config,
     /// The server's state folder: result folders (quiz outputs for the record viewer).
     pub(crate) state_dir: std::path::PathBuf,
+    /// Sign-ups per address (the API's limits, shared).
+    pub(crate) throttle: server::Throttle,
+    /// How connections are kept (the API server's settings).
+    pub(crate) connections: server::Connections,
 }
 
 impl std::ops::Deref for Web {
@@ -100,6 +104,8 @@ impl Web {
             api: api.router(),
             config,
             state_dir: api.state_dir().to_path_buf(),
+            throttle: api.throttle(),
+            connections: api.connections().clone(),
         }))
     }
 
@@ -125,6 +131,7 @@ impl Web {
                 // The upload streams into the API's, which counts the bytes against its
                 // own limit (`server::Config::max_upload_bytes`); axum's default 2 MB
                 // cap on a form would refuse any real entry first.
+                // Its other parts are capped one by one (`pages::submit`).
                 get(pages::submit_page)
                     .post(pages::submit)
                     .layer(axum::extract::DefaultBodyLimit::disable()),
@@ -167,16 +174,25 @@ impl Web {
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))
             .fallback(fallback)
+            // Every other form is read whole: a few fields of text. (A route's own
+            // limit, the upload's, takes precedence over this one.)
+            .layer(axum::extract::DefaultBodyLimit::max(FORM_CAP))
             .layer(middleware::from_fn_with_state(self.clone(), dress))
             .layer(middleware::from_fn(guard));
         pages.with_state(self.clone())
     }
 
-    /// Serves [`Web::router`] on `listener` until the process ends.
+    /// Serves [`Web::router`] on `listener` until the process ends, with the API
+    /// server's header-read and idle timeouts (`server::serve`).
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        let connections = self.connections.clone();
+        server::serve(listener, self.router(), connections, std::future::pending()).await
     }
 }
+
+/// The largest form body read whole (every form but the upload's), in bytes: the
+/// longest is the organiser's phase or challenge form, a few hundred bytes.
+const FORM_CAP: usize = 64 << 10;
 
 const CSS: &str = include_str!("../static/site.css");
 const JS: &str = include_str!("../static/site.js");

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use axum::Form;
 use axum::body::Body;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
 use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 
@@ -125,16 +125,23 @@ fn session_cookie(web: &Web, token: &str) -> Response {
 pub(crate) async fn login(
     State(web): State<Web>,
     ctx: Ctx,
+    from: Option<Extension<server::ClientAddr>>,
     Form(f): Form<LoginForm>,
 ) -> PageResult {
     ctx.check_csrf(&f.csrf).map_err(err)?;
     let next = local_path(f.next.as_deref());
-    // The API's own login: its checks and its limit on failed tries per name.
-    let a = api::post_json(
+    // The API's own login: its checks and its limits on failed tries per name and per
+    // address (this request's).
+    let body = serde_json::to_vec(&serde_json::json!({"name": f.name, "password": f.password}))
+        .unwrap_or_default();
+    let a = api::call_from(
         &web,
+        from.map(|Extension(a)| a),
+        Method::POST,
         "/api/v1/tokens",
         None,
-        &serde_json::json!({"name": f.name, "password": f.password}),
+        Some("application/json"),
+        Body::from(body),
     )
     .await;
     match a.json::<TokenView>() {
@@ -148,7 +155,11 @@ pub(crate) async fn login(
         Err(refusal) => {
             let msg = match refusal.status {
                 StatusCode::TOO_MANY_REQUESTS => {
-                    "Too many failed tries for this name. Wait a minute and try again."
+                    "Too many failed tries for this name or from your address. Wait a minute \
+                     and try again."
+                }
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    "The server is busy checking passwords. Try again in a few seconds."
                 }
                 StatusCode::UNAUTHORIZED => {
                     "Wrong user name or password. Check both and try again."
@@ -161,6 +172,9 @@ pub(crate) async fn login(
                 login_form(&ctx, &next, Some(msg), &f.name, web.config.signup),
             );
             *r.status_mut() = refusal.status;
+            if let Some(wait) = refusal.retry_after {
+                r.headers_mut().insert(header::RETRY_AFTER, wait.into());
+            }
             Ok(r)
         }
     }
@@ -232,6 +246,7 @@ pub(crate) struct SignupForm {
 pub(crate) async fn signup(
     State(web): State<Web>,
     ctx: Ctx,
+    from: Option<Extension<server::ClientAddr>>,
     Form(f): Form<SignupForm>,
 ) -> PageResult {
     if !web.config.signup {
@@ -240,6 +255,27 @@ pub(crate) async fn signup(
         )));
     }
     ctx.check_csrf(&f.csrf).map_err(err)?;
+    // Each sign-up costs a password hash and leaves an account: so many per address
+    // (server::Config::signups_per_address_per_hour), counted before the work.
+    let from = from.map(|Extension(server::ClientAddr(a))| a);
+    if let Err(wait) = web.throttle.reserve_signup(from) {
+        tracing::info!(
+            "sign-up refused: too many from {}",
+            from.map_or_else(String::new, |a| a.to_string())
+        );
+        let mut r = page(
+            &ctx,
+            "Create an account",
+            signup_form(
+                &ctx,
+                Some("Too many accounts were made from your address. Try again later."),
+                f.name.trim(),
+            ),
+        );
+        *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        r.headers_mut().insert(header::RETRY_AFTER, wait.into());
+        return Ok(r);
+    }
     let name = f.name.trim();
     let problem = if name.is_empty() || name.chars().count() > 64 {
         Some("A user name has 1 to 64 characters.")
@@ -251,6 +287,7 @@ pub(crate) async fn signup(
         None
     };
     if let Some(p) = problem {
+        web.throttle.release_signup(from);
         let mut r = page(&ctx, "Create an account", signup_form(&ctx, Some(p), name));
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(r);
@@ -268,6 +305,22 @@ pub(crate) async fn signup(
                 signup_form(&ctx, Some("That name is taken. Choose another."), name),
             );
             *r.status_mut() = StatusCode::CONFLICT;
+            return Ok(r);
+        }
+        Err(store::Error::Busy { retry_after }) => {
+            web.throttle.release_signup(from);
+            let mut r = page(
+                &ctx,
+                "Create an account",
+                signup_form(
+                    &ctx,
+                    Some("The server is busy. Try again in a few seconds."),
+                    name,
+                ),
+            );
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, retry_after.into());
             return Ok(r);
         }
         Err(e) => return Err(internal(e)),
@@ -930,8 +983,55 @@ fn refusal_markup(r: &api::Refusal) -> Markup {
     }
 }
 
+/// The most a form part that is not the file may hold (the CSRF token, the phase, the
+/// method name), in bytes.
+const FIELD_CAP: usize = 4 << 10;
+/// The most parts before the file.
+const FIELDS: usize = 8;
+
+/// A form part other than the file, read up to [`FIELD_CAP`]: past it, 413 without
+/// reading the rest (the route has no body limit, so that the file can stream).
+async fn capped_text(field: &mut axum::extract::multipart::Field<'_>) -> Result<String, Response> {
+    let mut value = Vec::new();
+    loop {
+        match field.chunk().await {
+            Ok(Some(b)) => {
+                if value.len() + b.len() > FIELD_CAP {
+                    return Err(err(PageError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "The form was too large",
+                        &format!(
+                            "A field of the upload form holds at most {} KiB (the entry \
+                             archive is the only large part).",
+                            FIELD_CAP >> 10
+                        ),
+                    )));
+                }
+                value.extend_from_slice(&b);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return Err(err(PageError::new(
+                    StatusCode::BAD_REQUEST,
+                    "The form was incomplete",
+                    &format!("The upload broke off ({e}). Try again."),
+                )));
+            }
+        }
+    }
+    String::from_utf8(value).map_err(|_| {
+        err(PageError::new(
+            StatusCode::BAD_REQUEST,
+            "The form was incomplete",
+            "A field of the form was not text.",
+        ))
+    })
+}
+
 /// The upload form. The file is streamed into the API's upload as it arrives (never
-/// held whole), after the CSRF token, which comes first in the form, was checked.
+/// held whole). Before it, the form's other parts are read one by one, each capped
+/// ([`FIELD_CAP`], [`FIELDS`] of them), and the CSRF token must be the first: a form
+/// that starts otherwise is refused before anything else of it is read.
 pub(crate) async fn submit(
     State(web): State<Web>,
     ctx: Ctx,
@@ -951,12 +1051,22 @@ pub(crate) async fn submit(
     let mut phase: Option<String> = None;
     let mut method: Option<String> = None;
     let mut answer = None;
+    let mut fields = 0;
     while let Some(mut field) = form
         .next_field()
         .await
         .map_err(|e| bad(&format!("The upload broke off ({e}). Try again.")))?
     {
         let name = field.name().unwrap_or("").to_owned();
+        fields += 1;
+        if fields == 1 && name != "csrf" {
+            return Err(bad(
+                "The form must start with its CSRF token. Reload the page and send it again.",
+            ));
+        }
+        if fields > FIELDS {
+            return Err(bad("The form has too many fields."));
+        }
         if name == "entry" {
             if !csrf_ok {
                 return Err(err(ctx.check_csrf("").err().unwrap_or_else(|| {
@@ -1014,10 +1124,7 @@ pub(crate) async fn submit(
             answer = Some(a);
             break;
         }
-        let value = field
-            .text()
-            .await
-            .map_err(|e| bad(&format!("The upload broke off ({e}). Try again.")))?;
+        let value = capped_text(&mut field).await?;
         match name.as_str() {
             "csrf" => {
                 ctx.check_csrf(&value).map_err(err)?;
@@ -1153,6 +1260,7 @@ pub(crate) async fn my_submissions(
 pub(crate) async fn events(
     State(web): State<Web>,
     ctx: Ctx,
+    from: Option<Extension<server::ClientAddr>>,
     Path(id): Path<String>,
     headers: axum::http::HeaderMap,
 ) -> PageResult {
@@ -1168,6 +1276,10 @@ pub(crate) async fn events(
         .header(header::AUTHORIZATION, format!("Bearer {token}"));
     if let Some(last) = headers.get("last-event-id") {
         b = b.header("last-event-id", last.clone());
+    }
+    // The API counts streams per address too.
+    if let Some(Extension(a)) = from {
+        b = b.extension(a);
     }
     let req = b.body(Body::empty()).map_err(internal)?;
     Ok(api::forward(&web, req).await)

@@ -1,5 +1,6 @@
 //! Users, tokens and workers.
 
+use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 
@@ -7,6 +8,7 @@ use crate::api::App;
 use crate::auth::{Caller, Organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};
+use crate::limits::ClientAddr;
 use crate::views::{
     CreatedUser, CreatedWorker, ErrorBody, Login, NewUser, NewWorker, TokenView, UserView,
 };
@@ -78,18 +80,22 @@ pub(crate) async fn me(Caller(u): Caller) -> Json<UserView> {
     Json(UserView::from(&u))
 }
 
-/// A name and password for a new token. Failed tries are limited per name (429 with
-/// `Retry-After`).
+/// A name and password for a new token. Failed tries are limited per name and per
+/// client address (429 with `Retry-After`); a try waits its turn for the password
+/// check, and past the longest wait is 503 with `Retry-After`.
 #[utoipa::path(post, path = "/api/v1/tokens", tag = "accounts", request_body = Login,
     responses(
         (status = 201, body = TokenView),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody, description = "wrong name or password"),
         (status = 422, body = ErrorBody),
-        (status = 429, body = ErrorBody, description = "too many failed tries for this name"),
+        (status = 429, body = ErrorBody,
+            description = "too many failed tries for this name or from this address"),
+        (status = 503, body = ErrorBody, description = "too many password checks waiting"),
     ))]
 pub(crate) async fn create_token(
     State(app): State<App>,
+    addr: Option<Extension<ClientAddr>>,
     Body(login): Body<Login>,
 ) -> Result<(StatusCode, Json<TokenView>), ApiError> {
     if login.password.len() > 1024 || login.name.len() > 1024 {
@@ -99,16 +105,27 @@ pub(crate) async fn create_token(
             "wrong user name or password",
         ));
     }
-    app.logins.check(&login.name)?;
+    // The try is counted before the (slow) check, so that concurrent guesses cannot
+    // all be checked before the first failure is counted.
+    let addr = addr.map(|Extension(ClientAddr(a))| a);
+    let reserved = app.logins.reserve(&login.name, addr).inspect_err(|_| {
+        tracing::info!(
+            "sign-in refused: too many failed tries for {:?} or from {}",
+            login.name,
+            addr.map_or_else(|| "in-process".to_owned(), |a| a.to_string())
+        );
+    })?;
     match app.store.check_password(&login.name, &login.password).await {
         Ok(user) => {
+            reserved.not_failed();
             let token = app.store.issue_token(user.id, "login").await?;
             Ok((StatusCode::CREATED, Json(TokenView { token: token.token })))
         }
         Err(e @ store::Error::BadCredentials) => {
-            app.logins.failed(&login.name);
+            reserved.failed();
             Err(e.into())
         }
+        // Busy, or the database: not the caller's failure (the try is given back).
         Err(e) => Err(e.into()),
     }
 }

@@ -14,9 +14,12 @@
 //! channel for whatever an entry encodes in its run time (docs/judge.md, "Why so
 //! little").
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -28,10 +31,59 @@ use crate::api::App;
 use crate::api::submissions::{Access, history_view, visible};
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::limits::{ClientAddr, StreamSlot};
 use crate::views::{ErrorBody, ProgressEvent, StateEvent, StateEventFrame};
+
+/// The last history read of each followed submission: a stream whose poll finds it
+/// younger than half a poll takes it rather than reading the store again, so N streams
+/// of one submission cost one read per poll, not N.
+#[derive(Default)]
+pub(crate) struct Histories(Mutex<HashMap<SubmissionId, Arc<tokio::sync::Mutex<Read>>>>);
+
+#[derive(Default)]
+struct Read {
+    at: Option<Instant>,
+    rows: Arc<Vec<HistoryEntry>>,
+}
+
+/// Submissions remembered before the ones nobody reads are forgotten.
+const REMEMBERED: usize = 1024;
+
+impl Histories {
+    async fn get(&self, app: &App, id: SubmissionId) -> Result<Arc<Vec<HistoryEntry>>, ApiError> {
+        let cell = {
+            let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            if map.len() >= REMEMBERED {
+                let fresh = app.config.events_poll * 4;
+                map.retain(|_, c| {
+                    Arc::strong_count(c) > 1
+                        || c.try_lock()
+                            .map_or(true, |r| r.at.is_some_and(|at| at.elapsed() < fresh))
+                });
+            }
+            map.entry(id).or_default().clone()
+        };
+        // Streams of one submission wait here for the one read under way.
+        let mut read = cell.lock().await;
+        if let Some(at) = read.at
+            && at.elapsed() < app.config.events_poll / 2
+        {
+            return Ok(read.rows.clone());
+        }
+        let rows = Arc::new(app.store.history(id).await?);
+        *read = Read {
+            at: Some(Instant::now()),
+            rows: rows.clone(),
+        };
+        Ok(rows)
+    }
+}
 
 struct Follow {
     app: App,
+    /// This stream's place in the per-user and per-address counts, given back when
+    /// the stream ends.
+    _slot: StreamSlot,
     id: SubmissionId,
     organiser: bool,
     sent: u32,
@@ -94,7 +146,7 @@ impl Follow {
                 }
             }
             self.first = false;
-            let history = match self.app.store.history(self.id).await {
+            let history = match self.app.histories.get(&self.app, self.id).await {
                 Ok(h) => h,
                 Err(e) => {
                     tracing::warn!("event stream of {}: {e}", self.id);
@@ -103,7 +155,7 @@ impl Follow {
             };
             let last_state = history.last().map(|h| h.to);
             self.pending
-                .extend(history.into_iter().filter(|h| h.seq > self.sent));
+                .extend(history.iter().filter(|h| h.seq > self.sent).cloned());
             if self.pending.is_empty() && last_state.is_some_and(is_final) {
                 self.done = true;
             }
@@ -142,20 +194,32 @@ impl Follow {
             content_type = "text/event-stream", body = StateEventFrame),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no such submission, or another team's"),
+        (status = 429, body = ErrorBody,
+            description = "too many streams open for this user or from this address"),
     ))]
 pub(crate) async fn events(
     State(app): State<App>,
     Caller(user): Caller,
+    addr: Option<Extension<ClientAddr>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (s, access) = visible(&app, &user, &id).await?;
+    let addr = addr.map(|Extension(ClientAddr(a))| a);
+    let slot = app.streams.open(user.id.0, addr).inspect_err(|_| {
+        tracing::info!(
+            "event stream refused: {:?} from {} holds too many",
+            user.name,
+            addr.map_or_else(|| "in-process".to_owned(), |a| a.to_string())
+        );
+    })?;
     let sent = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u32>().ok())
         .unwrap_or(0);
     let follow = Follow {
+        _slot: slot,
         stopping: app.stopping.subscribe(),
         app,
         id: s.id,

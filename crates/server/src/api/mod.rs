@@ -25,7 +25,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ApiError;
-use crate::metrics::{LoginLimiter, Metrics};
+use crate::limits::{Logins, Streams};
+use crate::metrics::Metrics;
 use crate::{Config, Stopping};
 
 /// What every handler shares. Cheap to clone.
@@ -40,7 +41,14 @@ pub(crate) struct Inner {
     pub metrics: Metrics,
     /// Upload checks under way at once (`Config::concurrent_checks`).
     pub checks: tokio::sync::Semaphore,
-    pub logins: LoginLimiter,
+    pub logins: Logins,
+    /// Sign-ups per address, shared with the web site.
+    pub throttle: crate::Throttle,
+    /// Live event streams per user and address.
+    pub streams: Arc<Streams>,
+    /// The history of each followed submission, read once per poll for all its
+    /// streams.
+    pub histories: events::Histories,
     pub stopping: Stopping,
     /// Held while a remote worker's result folder is put in place or its report
     /// taken (`queue::put_result`, `queue::report`), so that neither sees the other
@@ -70,7 +78,16 @@ impl App {
             boards: Default::default(),
             store,
             checks: tokio::sync::Semaphore::new(config.concurrent_checks.max(1)),
-            logins: LoginLimiter::new(config.login_tries_per_minute),
+            logins: Logins::new(
+                config.login_tries_per_minute,
+                config.login_tries_per_address_per_minute,
+            ),
+            throttle: crate::Throttle::new(config.signups_per_address_per_hour),
+            streams: Arc::new(Streams::new(
+                config.streams_per_user,
+                config.streams_per_address,
+            )),
+            histories: Default::default(),
             config,
             metrics: Metrics::default(),
             stopping: Stopping::default(),
@@ -182,6 +199,11 @@ pub(crate) fn router(app: App) -> Router {
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .layer(middleware::from_fn_with_state(app.clone(), observe))
+        // Every body read whole (JSON) is bounded; the streamed ones (uploads, result
+        // folders) count their own bytes.
+        .layer(axum::extract::DefaultBodyLimit::max(
+            app.config.max_body_bytes,
+        ))
         .with_state(app)
 }
 

@@ -86,6 +86,16 @@ impl Harness {
     }
 
     pub async fn start_with(backend: Backend, tweak: impl FnOnce(&mut server::Config)) -> Harness {
+        Harness::start_tuned(backend, |s| s, tweak).await
+    }
+
+    /// [`Harness::start_with`], with the server's store changed first (its bound on
+    /// password hashing).
+    pub async fn start_tuned(
+        backend: Backend,
+        tune: impl FnOnce(store::Store) -> store::Store,
+        tweak: impl FnOnce(&mut server::Config),
+    ) -> Harness {
         let t = TestStore::new(backend).await;
         let state = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
@@ -101,7 +111,7 @@ impl Harness {
             dispatch::QueueConfig::new(state.path()),
         ));
         tweak(&mut config);
-        let server = server::Server::new(t.store.clone(), config).unwrap();
+        let server = server::Server::new(tune(t.store.clone()), config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -1,0 +1,196 @@
+//! The site open to the public (docs/service.md, "Running it in public"): sign-ups
+//! are limited per address, and the upload form's parts other than the file are
+//! capped and checked in order before any of them is trusted.
+
+use store::Backend;
+use store::testing::TestStore;
+
+struct Site {
+    _t: TestStore,
+    base: String,
+    http: reqwest::Client,
+    _state: tempfile::TempDir,
+}
+
+async fn site(backend: Backend, tweak: impl FnOnce(&mut server::Config)) -> Site {
+    let t = TestStore::new(backend).await;
+    let state = tempfile::tempdir().unwrap();
+    let mut config = server::Config::new(state.path());
+    tweak(&mut config);
+    let api = server::Server::new(t.store.clone(), config).unwrap();
+    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(site.serve(listener));
+    Site {
+        _t: t,
+        base: format!("http://{addr}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        _state: state,
+    }
+}
+
+/// The value of a cookie a response sets.
+fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| {
+            let (kv, _) = c.split_once(';').unwrap_or((c, ""));
+            let (k, v) = kv.split_once('=')?;
+            (k == name && !v.is_empty()).then(|| v.to_owned())
+        })
+}
+
+fn csrf_in(page: &str) -> String {
+    let at = page
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a CSRF token")
+        + 19;
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+impl Site {
+    /// A fresh visitor's pre-session cookie and the sign-up form's CSRF token.
+    async fn visitor(&self) -> (String, String) {
+        let r = self
+            .http
+            .get(format!("{}/signup", self.base))
+            .send()
+            .await
+            .unwrap();
+        let pre = set_cookie(&r, "pj_pre").unwrap();
+        let csrf = csrf_in(&r.text().await.unwrap());
+        (pre, csrf)
+    }
+
+    /// Signs `name` up: the response.
+    async fn signup(&self, name: &str) -> reqwest::Response {
+        let (pre, csrf) = self.visitor().await;
+        self.http
+            .post(format!("{}/signup", self.base))
+            .header("cookie", format!("pj_pre={pre}"))
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("name", name),
+                ("password", "long enough pass"),
+            ])
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+/// A multipart body of `parts` (name, value) in order.
+fn multipart(parts: &[(&str, &[u8])]) -> (String, Vec<u8>) {
+    let boundary = "physiojudgeboundary7d1f";
+    let mut body = Vec::new();
+    for (name, value) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        if *name == "entry" {
+            body.extend_from_slice(
+                b"Content-Disposition: form-data; name=\"entry\"; filename=\"e.zip\"\r\n\
+                  Content-Type: application/zip\r\n\r\n",
+            );
+        } else {
+            body.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+            );
+        }
+        body.extend_from_slice(value);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+async fn signups_are_limited_per_address(b: Backend) {
+    let s = site(b, |c| c.signups_per_address_per_hour = 3).await;
+    let mut statuses = Vec::new();
+    for i in 0..5 {
+        let r = s.signup(&format!("user{i}")).await;
+        if r.status() == 429 {
+            assert!(r.headers().contains_key("retry-after"));
+        }
+        statuses.push(r.status().as_u16());
+    }
+    assert_eq!(statuses, [303, 303, 303, 429, 429]);
+}
+
+async fn upload_form_parts_are_capped_before_the_csrf_check(b: Backend) {
+    let s = site(b, |_| {}).await;
+    let r = s.signup("ann").await;
+    assert_eq!(r.status(), 303);
+    let session = set_cookie(&r, "pj_session").unwrap();
+    let page = s
+        .http
+        .get(format!("{}/token", s.base))
+        .header("cookie", format!("pj_session={session}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = csrf_in(&page);
+    // Past the 4 KiB cap, but small enough to be sent whole before the answer comes
+    // (a client still writing when the server answers and closes may see a reset).
+    let big = vec![b'm'; 8 << 10];
+    let post = |parts: Vec<(&'static str, Vec<u8>)>| {
+        let parts: Vec<(&str, &[u8])> = parts.iter().map(|(n, v)| (*n, v.as_slice())).collect();
+        let (ct, body) = multipart(&parts);
+        s.http
+            .post(format!("{}/challenges/cinc2017/submit", s.base))
+            .header("cookie", format!("pj_session={session}"))
+            .header("content-type", ct)
+            .body(body)
+            .send()
+    };
+    // A large field before the CSRF token: refused before it is read.
+    let r = post(vec![
+        ("method", big.clone()),
+        ("csrf", csrf.clone().into_bytes()),
+        ("entry", b"PK".to_vec()),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    // A CSRF part past the cap: 413, not read whole to be compared.
+    let r = post(vec![("csrf", big.clone()), ("entry", b"PK".to_vec())])
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    // Any other field past the cap, after a good token: 413 too.
+    let r = post(vec![
+        ("csrf", csrf.clone().into_bytes()),
+        ("method", big),
+        ("entry", b"PK".to_vec()),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 413);
+}
+
+macro_rules! both {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(store::Backend::Sqlite).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(store::Backend::Postgres).await;
+            }
+        }
+    )+};
+}
+
+both!(
+    signups_are_limited_per_address,
+    upload_form_parts_are_capped_before_the_csrf_check
+);
