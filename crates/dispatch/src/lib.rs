@@ -116,32 +116,26 @@ pub enum Standing {
 pub enum DispatchError {
     /// The attempt is not this worker's running one: a duplicate or late report, or a
     /// stranger's. Nothing was changed; do not try again.
-    #[error("attempt {attempt} refused: {why}")]
+    ///
+    /// The refusals' texts are the store's (`store::Error`), which decides them, so that
+    /// a local worker and a remote one say the same.
+    #[error("{}", store::Error::AttemptRefused { attempt: *attempt, why: why.clone() })]
     Refused { attempt: AttemptKey, why: String },
     /// This worker is disabled: it may not take jobs, heartbeat or report (an organiser
     /// enables it again).
-    #[error(
-        "worker {0:?} is disabled: it takes no job until an organiser enables it \
-         (POST /api/v1/workers/{{id}}/enable)"
-    )]
+    #[error("{}", store::Error::WorkerDisabled(.0.clone()))]
     WorkerDisabled(String),
     /// This worker is draining: it finishes its running attempts and takes no new job
     /// (an organiser enables it again).
-    #[error(
-        "worker {0:?} is draining: it finishes its running attempts and takes no new job \
-         until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
-    )]
+    #[error("{}", store::Error::WorkerDraining(.0.clone()))]
     WorkerDraining(String),
     /// This worker runs another judge build than the server: it may not take jobs.
     /// `worker` is what it announced (`None`: nothing).
-    #[error(
-        "worker {name:?} runs {}, the server runs {server}: install the server's \
-         physiojudge (the same version and runtime lock) on that machine and start the \
-         worker again", match .worker {
-            Some(b) => b.to_string(),
-            None => "a judge it did not announce".to_owned(),
-        }
-    )]
+    #[error("{}", store::Error::WrongVersion {
+        worker: name.clone(),
+        announced: worker.clone(),
+        server: server.clone(),
+    })]
     WrongVersion {
         name: String,
         worker: Option<Build>,

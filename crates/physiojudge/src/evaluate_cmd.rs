@@ -214,10 +214,13 @@ pub fn evaluate(
 }
 
 pub fn run(a: EvaluateArgs, out: &mut dyn Write) -> Result<()> {
+    // A definition that cannot be used is the caller's input: exit 1 with the file named,
+    // like any bad file, not 3 (the judge's failure), which a JudgeError would give.
     let challenge = match &a.challenge_file {
-        Some(f) => Challenge::from_file(f)?,
-        None => Challenge::built_in(&a.challenge)?,
-    };
+        Some(f) => Challenge::from_file(f),
+        None => Challenge::built_in(&a.challenge),
+    }
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if challenge.id != a.challenge {
         bail!(
             "--challenge {} but the definition file is for {}",

@@ -281,6 +281,39 @@ fn challenge_file(id: &str, replace: &[(&str, &str)]) -> tempfile::NamedTempFile
     f
 }
 
+/// A challenge definition that cannot be used is the caller's input: exit 1 with the file
+/// named, before anything runs (no root, runtime or data needed). One test per case.
+fn refused_definition(definition: &Path, why: &str) {
+    let entry = tempfile::tempdir().unwrap();
+    let def = definition.to_str().unwrap();
+    let o = testkit::physiojudge!([
+        "evaluate",
+        "--challenge",
+        "cinc2017",
+        "--challenge-file",
+        def,
+        "--entry",
+        entry.path().to_str().unwrap(),
+        "--data",
+        entry.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", testkit::text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(def) && err.contains(why), "{err}");
+    assert!(!err.contains("not the entry's fault"), "{err}");
+}
+
+#[test]
+fn a_definition_with_memory_out_of_range_exits_1_naming_the_file() {
+    let f = challenge_file("cinc2017", &[("memory_mb = ", "memory_mb = 0 # ")]);
+    refused_definition(f.path(), "limits.memory_mb = 0 is not in 1..=");
+}
+
+#[test]
+fn dev_zero_as_the_definition_exits_1_naming_it() {
+    refused_definition(Path::new("/dev/zero"), "not a regular file");
+}
+
 /// What a participant's terminal shows when stderr is not one (a pipe, as in CI logs):
 /// plain progress lines with the stage, records done of total and the elapsed time; the
 /// summary's numbers only for stages that were scored.

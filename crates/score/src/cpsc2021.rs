@@ -408,11 +408,16 @@ impl Num {
 /// (an `int` too large for a float, against a float, raises). For the values a valid row
 /// holds every variant is the exact difference.
 fn single_row_is_aff(s: &Num, e: &Num, last: u64) -> Result<bool, String> {
+    single_row_is_aff_as(s.dtype().join(e.dtype()), s, e, last)
+}
+
+/// [`single_row_is_aff`] in a given dtype (a boolean beside a number takes the number's).
+fn single_row_is_aff_as(dtype: DType, s: &Num, e: &Num, last: u64) -> Result<bool, String> {
     let (s_i, e_i) = (
         s.to_index().ok().flatten().unwrap_or(0),
         e.to_index().ok().flatten().unwrap_or(0),
     );
-    Ok(match s.dtype().join(e.dtype()) {
+    Ok(match dtype {
         DType::I64 => i128::from((e_i as i64).wrapping_sub(s_i as i64)) == i128::from(last),
         DType::U64 => (e_i as u64).wrapping_sub(s_i as u64) == last,
         DType::F64 => e.to_float()? - s.to_float()? == last as f64,
@@ -443,9 +448,10 @@ enum Shape {
     Uniform { rows: usize, width: usize },
     /// Rows of different lengths, or a mix of rows and numbers.
     Ragged,
-    /// Strings, booleans, nulls or deeper lists: numeric strings work in the official
-    /// scorer only by accident, so they are rejected in both modes.
-    NotNumbers(String),
+    /// Strings, booleans, nulls, objects or deeper lists: numeric strings work in the
+    /// official scorer only by accident, so strict mode rejects them; official-compat mode
+    /// follows numpy on `list`, the whole `predict_endpoints` (see [`compat_values`]).
+    NotNumbers { what: String, list: Vec<Value> },
 }
 
 impl Shape {
@@ -458,7 +464,7 @@ impl Shape {
                 format!("{rows} rows of {width} values, not of 2 ([start, end])")
             }
             Shape::Ragged => "rows of different lengths".to_string(),
-            Shape::NotNumbers(what) => format!("values that are not numbers: {what}"),
+            Shape::NotNumbers { what, .. } => format!("values that are not numbers: {what}"),
         }
     }
 }
@@ -499,7 +505,10 @@ fn parse_json(bytes: &[u8], notes: &mut Vec<String>) -> Result<Endpoints, String
         })
         .find(|x| json_num(x).is_none())
     {
-        return Ok(Endpoints::Malformed(Shape::NotNumbers(bad.describe())));
+        return Ok(Endpoints::Malformed(Shape::NotNumbers {
+            what: bad.describe(),
+            list: items.clone(),
+        }));
     }
     let widths: Vec<Option<usize>> = items
         .iter()
@@ -593,8 +602,6 @@ fn score_rows(
     file: &str,
     mode: Mode,
 ) -> Result<(Class, f64, f64), ScoreError> {
-    let l = rec.len as i128;
-    let mr = rows.len();
     let class_pred = match rows {
         [] => Class::N,
         [(s, e)] => {
@@ -604,9 +611,24 @@ fn score_rows(
         }
         _ => Class::AFp,
     };
+    let (ur, ue) = score_class(rec, class_pred, rows.len(), rows, file, mode)?;
+    Ok((class_pred, ur, ue))
+}
+
+/// Ur and Ue of one record once the predicted class is known: Mr rows were predicted, and
+/// `rows` are their values as `int()` takes them (only looked at for an AF record).
+fn score_class(
+    rec: &RefRecord,
+    class_pred: Class,
+    mr: usize,
+    rows: &[(Num, Num)],
+    file: &str,
+    mode: Mode,
+) -> Result<(f64, f64), ScoreError> {
+    let l = rec.len as i128;
     let ur = RHYTHM_SCORE[rec.class.index()][class_pred.index()];
     if rec.class == Class::N || mr == 0 {
-        return Ok((class_pred, ur, 0.0));
+        return Ok((ur, 0.0));
     }
     // mask[int(v)]: Python indexing, negative indices count from the end.
     let lookup = |v: &Num, what: &str| -> Result<u64, ScoreError> {
@@ -641,7 +663,7 @@ fn score_rows(
     }
     let ma = rec.ma();
     let ue = sum * ma as f64 / ma.max(mr) as f64;
-    Ok((class_pred, ur, ue))
+    Ok((ur, ue))
 }
 
 /// Checks endpoints against the strict rules: finite numbers, 0 ≤ s ≤ e ≤ L−1.
@@ -791,15 +813,25 @@ pub fn score(reference: &Reference, predictions: &Path, mode: Mode) -> Result<Re
                 })?;
                 let parsed = read_prediction(&predictions.join(f), f, &mut Vec::new())
                     .map_err(|why| ScoreError::official(f.clone(), why))?;
-                let rows = compat_rows(parsed, rec, f)?;
-                let (class_pred, ur, ue) = score_rows(rec, &rows, f, mode)?;
+                let (class_pred, mr, ur, ue) = match parsed {
+                    Endpoints::Malformed(Shape::NotNumbers { list, .. }) => {
+                        let (class_pred, mr, rows) = compat_values(&list, rec, f)?;
+                        let (ur, ue) = score_class(rec, class_pred, mr, &rows, f, mode)?;
+                        (class_pred, mr, ur, ue)
+                    }
+                    parsed => {
+                        let rows = compat_rows(parsed, rec, f)?;
+                        let (class_pred, ur, ue) = score_rows(rec, &rows, f, mode)?;
+                        (class_pred, rows.len(), ur, ue)
+                    }
+                };
                 items.push(Item {
                     record: rec.name.clone(),
                     file: Some(f.clone()),
                     class_true: rec.class,
                     class_pred,
                     ma: rec.ma(),
-                    mr: rows.len(),
+                    mr,
                     ur,
                     ue,
                     u: ur + ue,
@@ -840,7 +872,7 @@ fn compat_rows(
     };
     let fail = |why: String| Err(ScoreError::official(file, why));
     let why = shape.describe();
-    if let Shape::Ragged | Shape::NotNumbers(_) = shape {
+    if let Shape::Ragged | Shape::NotNumbers { .. } = shape {
         return fail(why);
     }
     if rec.class != Class::N {
@@ -866,6 +898,285 @@ fn compat_rows(
         }
     };
     Ok(rows)
+}
+
+/// numpy's dtype for an array of JSON values other than numbers alone: Python objects when
+/// a null or an object is among them, else strings when a string is, else booleans when
+/// every value is one, else numbers (where a boolean counts as 0 or 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Text,
+    Bool,
+    Number,
+}
+
+impl Kind {
+    fn of(values: &[&Value]) -> Kind {
+        if values
+            .iter()
+            .any(|v| matches!(v, Value::Null | Value::Dict(_)))
+        {
+            Kind::Object
+        } else if values.iter().any(|v| matches!(v, Value::Str(_))) {
+            Kind::Text
+        } else if values.iter().all(|v| matches!(v, Value::Bool(_))) {
+            Kind::Bool
+        } else {
+            Kind::Number
+        }
+    }
+}
+
+/// numpy's largest number of dimensions; `np.array` of lists nested deeper fails.
+const NUMPY_MAX_DIMS: usize = 64;
+
+/// The shape `np.array` gives nested lists (anything else is a scalar, a dict too), or
+/// `None` where lists of one depth differ in length or depth (numpy 2 raises ValueError:
+/// "inhomogeneous shape").
+fn numpy_shape(v: &Value) -> Option<Vec<usize>> {
+    let Value::List(items) = v else {
+        return Some(Vec::new());
+    };
+    let mut inner: Option<Vec<usize>> = None;
+    for x in items {
+        let s = numpy_shape(x)?;
+        match &inner {
+            Some(i) if *i != s => return None,
+            Some(_) => {}
+            None => inner = Some(s),
+        }
+    }
+    let mut shape = vec![items.len()];
+    shape.extend(inner.unwrap_or_default());
+    Some(shape)
+}
+
+/// The scalars of nested lists in numpy's (C) order.
+fn scalars<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::List(items) => items.iter().for_each(|x| scalars(x, out)),
+        x => out.push(x),
+    }
+}
+
+/// A number or a boolean as a number (True is 1).
+fn number(v: &Value) -> Option<Num> {
+    match v {
+        Value::Bool(b) => Some(Num::int(i128::from(*b))),
+        v => json_num(v),
+    }
+}
+
+/// `int(x)` of one array element, as a [`Num`] that the mask lookup truncates (a float
+/// is left for it, so NaN and infinity fail there as in Python).
+fn element_int(kind: Kind, v: &Value) -> Result<Num, String> {
+    match (kind, v) {
+        (_, Value::Null | Value::Dict(_)) => Err(format!(
+            "int() of {} (TypeError: it is not a number or a string)",
+            v.describe()
+        )),
+        // In an array of strings numpy stores every value as str() spells it, and drops
+        // trailing NULs; an int spells itself, a float or a boolean never spells an integer.
+        (Kind::Text, Value::Str(t)) => {
+            crate::python::int(t.text.trim_end_matches('\0')).map(Num::Int)
+        }
+        (Kind::Text, Value::Int(i)) => Ok(Num::Int(i.clone())),
+        (Kind::Text, other) => Err(format!(
+            "{} is stored as text in an array of strings, and int() cannot read that text \
+             (ValueError)",
+            other.describe()
+        )),
+        (_, Value::Str(t)) => crate::python::int(&t.text).map(Num::Int),
+        (_, other) => number(other).ok_or_else(|| format!("int() of {}", other.describe())),
+    }
+}
+
+/// One value of a flat list unpacked as `[start, end]`, as Python unpacks it: a string
+/// (numpy's text of the value, in an array of strings) gives its two characters, a dict
+/// its two keys, each then through `int()`; anything else is not iterable.
+fn flat_row(kind: Kind, v: &Value) -> Result<(Num, Num), String> {
+    let text = match (kind, v) {
+        (Kind::Text, Value::Str(t)) => t.text.trim_end_matches('\0').to_string(),
+        (Kind::Text, Value::Int(i)) => i.to_string(),
+        // A float's or a boolean's text has three characters or more ("nan", "1.0", "True").
+        (Kind::Text, other) => {
+            return Err(format!(
+                "the text of {} has more than two characters to unpack into [start, end] \
+                 (ValueError)",
+                other.describe()
+            ));
+        }
+        (Kind::Object, Value::Str(t)) => t.text.clone(),
+        (Kind::Object, Value::Dict(items)) => {
+            let keys: Vec<&str> = items.iter().map(|(k, _, _)| k.text.as_str()).collect();
+            return match keys[..] {
+                [s, e] => Ok((
+                    crate::python::int(s).map(Num::Int)?,
+                    crate::python::int(e).map(Num::Int)?,
+                )),
+                _ => Err(format!(
+                    "an object of {} keys cannot be unpacked into [start, end] (ValueError)",
+                    keys.len()
+                )),
+            };
+        }
+        (_, other) => {
+            return Err(format!(
+                "{} cannot be unpacked into [start, end] (TypeError: not iterable)",
+                other.describe()
+            ));
+        }
+    };
+    let chars: Vec<char> = text.chars().collect();
+    match chars[..] {
+        [s, e] => Ok((
+            crate::python::int(&s.to_string()).map(Num::Int)?,
+            crate::python::int(&e.to_string()).map(Num::Int)?,
+        )),
+        _ => Err(format!(
+            "the string {text:?} has {} characters, not 2, to unpack into [start, end] \
+             (ValueError)",
+            chars.len()
+        )),
+    }
+}
+
+/// The predicted class, Mr, and the rows as `int()` gives them (none for an N record).
+type Compat = (Class, usize, Vec<(Num, Num)>);
+
+/// What the official scorer does with a `predict_endpoints` (`list`) that holds values
+/// other than numbers: strings, booleans, nulls, objects, or lists nested deeper than
+/// rows. `np.array` makes one array of them (of a [`Kind`]); lists of uneven length or
+/// depth stop it. Mr is the array's length. With one row, the class test takes
+/// `np.diff(row)[-1] == L - 1`: numpy cannot subtract strings or Python's nulls and
+/// objects, compares booleans with `!=`, and needs the row to hold exactly one
+/// difference. With more rows the class is AFp, and an N record is done (−0.5, values
+/// never looked at). On an AF record each row is unpacked as `[start, end]` (in a flat
+/// list each value is, see [`flat_row`]) and each value goes through `int()` (a string
+/// must spell an integer as `int()` reads it).
+fn compat_values(list: &[Value], rec: &RefRecord, file: &str) -> Result<Compat, ScoreError> {
+    let fail = |why: String| ScoreError::official(file, why);
+    let whole = Value::List(list.to_vec());
+    let shape = numpy_shape(&whole).ok_or_else(|| {
+        fail(
+            "lists of different lengths or depths: numpy cannot make one array of them \
+             (ValueError: inhomogeneous shape)"
+                .into(),
+        )
+    })?;
+    if shape.len() > NUMPY_MAX_DIMS {
+        return Err(fail(format!(
+            "lists nested {} deep: numpy makes arrays of at most {NUMPY_MAX_DIMS} dimensions \
+             (ValueError)",
+            shape.len()
+        )));
+    }
+    let mut values = Vec::new();
+    scalars(&whole, &mut values);
+    let kind = Kind::of(&values);
+    let mr = shape[0];
+    let last = rec.len.saturating_sub(1);
+    let class_pred = match mr {
+        0 => Class::N,
+        1 => {
+            // numpy refuses to subtract strings before it looks at how many there are;
+            // Python objects fail on the first pair subtracted, and every value is in
+            // one when the last dimension holds two or more.
+            if kind == Kind::Text {
+                return Err(fail(
+                    "one row of an array of strings: deciding the class takes np.diff of it, \
+                     and numpy cannot subtract strings (UFuncTypeError)"
+                        .into(),
+                ));
+            }
+            if kind == Kind::Object && shape.len() > 1 && shape[shape.len() - 1] >= 2 {
+                return Err(fail(
+                    "one row holding a null or an object: deciding the class takes np.diff \
+                     of it, and Python cannot subtract those (TypeError)"
+                        .into(),
+                ));
+            }
+            if shape.len() == 1 {
+                return Err(fail(
+                    "a single value: deciding the class takes np.diff of it, which is empty \
+                     (IndexError)"
+                        .into(),
+                ));
+            }
+            // np.diff(a)[-1] has the middle dimensions and one less than the last.
+            let differences = shape[1..shape.len() - 1].iter().product::<usize>()
+                * shape[shape.len() - 1].saturating_sub(1);
+            if differences != 1 {
+                return Err(fail(format!(
+                    "one row of shape {:?}: deciding the class compares np.diff of it, which \
+                     does not hold exactly one value, to L - 1 (ValueError: the truth value \
+                     of the array is ambiguous)",
+                    &shape[1..]
+                )));
+            }
+            let (s, e) = (values[0], values[1]);
+            let aff = match kind {
+                // (Refused above; kept as the same failure, never a panic.)
+                Kind::Text | Kind::Object => {
+                    return Err(fail("numpy cannot subtract these values".into()));
+                }
+                // numpy's diff of booleans is `!=`.
+                Kind::Bool => u64::from(s != e) == last,
+                Kind::Number => {
+                    let (sn, en) = (number(s), number(e));
+                    let (Some(sn), Some(en)) = (sn, en) else {
+                        return Err(fail("a value that is not a number".into()));
+                    };
+                    // A boolean beside a number takes the number's dtype.
+                    let dtype = match (s, e) {
+                        (Value::Bool(_), _) => en.dtype(),
+                        (_, Value::Bool(_)) => sn.dtype(),
+                        _ => sn.dtype().join(en.dtype()),
+                    };
+                    single_row_is_aff_as(dtype, &sn, &en, last).map_err(fail)?
+                }
+            };
+            if aff { Class::AFf } else { Class::AFp }
+        }
+        _ => Class::AFp,
+    };
+    if rec.class == Class::N || mr == 0 {
+        return Ok((class_pred, mr, Vec::new()));
+    }
+    match shape.len() {
+        1 => {
+            let rows = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| flat_row(kind, v).map_err(|why| fail(format!("row {i}: {why}"))))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok((class_pred, mr, rows));
+        }
+        _ if shape[1] != 2 => {
+            return Err(fail(format!(
+                "rows of {} values: the scorer cannot unpack them into [start, end] \
+                 (ValueError)",
+                shape[1]
+            )));
+        }
+        2 => {}
+        _ => {
+            return Err(fail(
+                "lists nested deeper than rows: int() of a row's start, itself an array, \
+                 fails (TypeError: only 0-dimensional arrays can be converted)"
+                    .into(),
+            ));
+        }
+    }
+    let mut rows = Vec::with_capacity(mr);
+    for (i, pair) in values.chunks(2).enumerate() {
+        let convert = |v: &Value, what: &str| {
+            element_int(kind, v).map_err(|why| fail(format!("row {i}, {what}: {why}")))
+        };
+        rows.push((convert(pair[0], "start")?, convert(pair[1], "end")?));
+    }
+    Ok((class_pred, mr, rows))
 }
 
 /// The prediction files the official scorer looks at: names ending in `.json` or `.mat`,

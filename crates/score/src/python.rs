@@ -116,6 +116,52 @@ pub(crate) fn float(s: &str) -> Option<f64> {
     Some(if negative { -v } else { v })
 }
 
+/// `int(s)` (base 10): Python's integer, or why Python raises `ValueError`. Like `float()`,
+/// it first turns decimal digits of any script into ASCII ones and strips Unicode
+/// whitespace (leaving U+001C–U+001F), then takes a sign and digits with single `_`
+/// between them (PEP 515); leading zeros are fine. More than 4300 digits (underscores
+/// not counted) is Python's limit for integer string conversion.
+pub(crate) fn int(s: &str) -> Result<json::Int, String> {
+    let invalid = || format!("invalid literal for int() with base 10: {s:?} (ValueError)");
+    let ascii: String = s.chars().map(|c| ascii_digit(c).unwrap_or(c)).collect();
+    let t = ascii.trim_matches(char::is_whitespace);
+    let (negative, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut digits = String::with_capacity(body.len() + 1);
+    let mut prev_digit = false;
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '0'..='9' => {
+                digits.push(c);
+                prev_digit = true;
+            }
+            '_' if prev_digit && chars.peek().is_some_and(char::is_ascii_digit) => {
+                prev_digit = false;
+            }
+            _ => return Err(invalid()),
+        }
+    }
+    if digits.is_empty() {
+        return Err(invalid());
+    }
+    if digits.len() > json::MAX_INT_DIGITS {
+        return Err(format!(
+            "int() of a string of {} digits exceeds Python's limit of {} for integer string \
+             conversion (ValueError)",
+            digits.len(),
+            json::MAX_INT_DIGITS
+        ));
+    }
+    if negative {
+        digits.insert(0, '-');
+    }
+    Ok(json::Int::parse(&digits))
+}
+
 /// Checks Python's decimal-literal grammar (digits with single `_` between digits, an
 /// optional fraction, an optional exponent with its own sign) and returns the literal
 /// without underscores, which Rust's parser then rounds exactly as Python's does.
@@ -220,6 +266,48 @@ pub(crate) fn fmt3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int_follows_python() {
+        // Each pair: the text and what Python 3.11's int() gives (None = ValueError).
+        let cases: &[(&str, Option<i128>)] = &[
+            ("100", Some(100)),
+            (" 12 ", Some(12)),
+            ("\t12\n", Some(12)),
+            ("\u{2003} 12", Some(12)),
+            ("\u{a0}12\u{3000}", Some(12)),
+            ("-0", Some(0)),
+            ("+5", Some(5)),
+            ("-007", Some(-7)),
+            ("1_000", Some(1000)),
+            ("\u{662}\u{663}", Some(23)),
+            ("12\u{1c}", None),
+            ("\u{1f}12", None),
+            ("1__0", None),
+            ("_10", None),
+            ("10_", None),
+            ("", None),
+            ("-", None),
+            ("1.0", None),
+            ("1e3", None),
+            ("nan", None),
+            ("True", None),
+            ("0x10", None),
+            ("1 0", None),
+            ("\u{2460}", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(int(s).ok().and_then(|i| i.to_i128()), *want, "{s:?}");
+        }
+        let limit = "9".repeat(json::MAX_INT_DIGITS);
+        assert!(int(&limit).is_ok());
+        assert!(
+            int(&format!("1_{limit}"))
+                .unwrap_err()
+                .contains("4301 digits")
+        );
+        assert!(int(&format!("1_{}", &limit[1..])).is_ok());
+    }
 
     #[test]
     fn float_follows_python() {

@@ -310,8 +310,21 @@ fn invalid_predictions_are_listed_not_fatal() {
         );
         assert!(rep.errors[0].file.contains("data_92_12.json"));
     }
-    // Negative endpoints are the one case the official scorer accepts (they wrap).
-    for (what, content, _) in cases.iter().filter(|c| c.0 != "negative") {
+    // The official scorer accepts negative endpoints (they wrap) and a boolean beside a
+    // number (True is 1: the row is AFp, its end earns the offset credit).
+    let rep = score_one(
+        &r,
+        "data_92_12",
+        "data_92_12.json",
+        b"{\"predict_endpoints\": [[true,6457]]}",
+        Mode::OfficialCompat,
+    )
+    .unwrap();
+    assert_eq!(rep.score, 2.0);
+    for (what, content, _) in cases
+        .iter()
+        .filter(|c| c.0 != "negative" && c.0 != "booleans")
+    {
         let e = score_one(
             &r,
             "data_92_12",
@@ -589,6 +602,228 @@ fn compat_reads_predictions_as_python_json_load() {
     .unwrap();
     assert!(rep.items[0].defaulted);
     assert!(rep.errors[0].reason.contains("BOM"), "{:?}", rep.errors);
+}
+
+/// Predictions with strings, booleans, nulls, objects or deeper lists: strict mode rejects
+/// them, official-compat mode does what the official scorer does with numpy 2.4 (numeric
+/// strings in two rows or more are read as integers, and an N record never looks at its
+/// values). Each figure, or the exception's type, is the official scoring logic's on the
+/// same record and file (Python 3.11, numpy 2.4.6).
+#[test]
+fn compat_follows_numpy_on_values_that_are_not_numbers() {
+    let Some(r) = reference("compat_follows_numpy_on_values_that_are_not_numbers") else {
+        return;
+    };
+    let digits = |n: usize| format!("1{}", "0".repeat(n - 1));
+    let nest = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
+    let long: Vec<(&str, String, Result<f64, &str>)> = vec![
+        (
+            "data_92_12",
+            format!("[[\"{}\", \"2\"], [\"4\", \"5\"]]", digits(4301)),
+            Err("ValueError"),
+        ),
+        (
+            "data_92_12",
+            format!("[[\"1_{}\", \"2\"], [\"4\", \"5\"]]", &digits(4300)[1..]),
+            Err("IndexError"),
+        ),
+        ("data_21_7", nest(64, "1,2"), Ok(-0.5)),
+        ("data_21_7", nest(65, "1,2"), Err("ValueError")),
+        ("data_21_7", nest(65, "\"1\",\"2\""), Err("ValueError")),
+    ];
+    #[rustfmt::skip]
+    let short: &[(&str, &str, Result<f64, &str>)] = &[
+        ("data_21_7", r#"{"predict_endpoints": [["100", "200"], ["300", "400"]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [["100", "200"]]}"#, Err("UFuncTypeError")),
+        ("data_84_1", r#"{"predict_endpoints": [["100", "200"], ["300", "400"]]}"#, Ok(0.75)),
+        ("data_92_12", r#"{"predict_endpoints": [["100", "200"], ["300", "400"]]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": [["2833", "6457"], ["300", "400"]]}"#, Ok(2.0)),
+        ("data_92_12", r#"{"predict_endpoints": [["2833", 6457], [300, 400]]}"#, Ok(2.0)),
+        ("data_92_12", r#"{"predict_endpoints": [["2833", 6457.0], [300, 400]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [[" 2833 ", "6_457"], ["-1", "+4"]]}"#, Ok(2.0)),
+        ("data_92_12", r#"{"predict_endpoints": [["2833.0", "6457"], ["300", "400"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["abc", "6457"], ["300", "400"]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [["abc", "x"], ["300", "400"]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [["abc", "x"], ["300", "400"], ["", ""]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [["99999", "6457"], ["300", "400"]]}"#, Err("IndexError")),
+        ("data_92_12", r#"{"predict_endpoints": [["\u0662\u0668\u0663\u0663", "6457"], ["300", "400"]]}"#, Ok(2.0)),
+        ("data_21_7", r#"{"predict_endpoints": [[true, 47200]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[false, 47200]]}"#, Ok(-1.0)),
+        ("data_21_7", r#"{"predict_endpoints": [[true, false]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[true, false], [true, true]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [[true, false], [true, true]]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": [[true, 6457], [true, 2.5]]}"#, Ok(1.5)),
+        ("data_84_1", r#"{"predict_endpoints": [[false, 103807]]}"#, Ok(3.0)),
+        ("data_84_1", r#"{"predict_endpoints": [[false, 103807.0]]}"#, Ok(3.0)),
+        ("data_84_1", r#"{"predict_endpoints": [[false, "103807"]]}"#, Err("UFuncTypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[null, 1]]}"#, Err("TypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[null, 1], [2, 3]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [[null, 1], [2, 3]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[1, 2], [null, 3]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [["1", 2], [null, 3]]}"#, Err("TypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[{}, 1], [2, 3]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[{"a":1}, 1], [2, 3]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[{}, 1]]}"#, Err("TypeError")),
+        ("data_21_7", r#"{"predict_endpoints": ["a", "b"]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": ["a"]}"#, Err("UFuncTypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [null, null]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [true, 5]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [{}, {}]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [{}]}"#, Err("IndexError")),
+        ("data_21_7", r#"{"predict_endpoints": [[[1,2]]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[[0,47200]]]}"#, Ok(-1.0)),
+        ("data_21_7", r#"{"predict_endpoints": [[[1,2],[3,4]]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [[[1,2]],[[3,4]]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [[[1,2]],[[3,4]]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [[[1],[2]],[[3],[4]]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[[1,2],[3,4]],[[1,2],[3,4]]]}"#, Err("TypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[[1],[2]]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [[[]]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [[], []]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [["1", "2", "3"], ["4", "5", "6"]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [["1", "2"], ["4"]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [[1e400, "2"], ["4", "5"]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [[NaN, "2"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [[1180591620717411303424, "2"], ["4", "5"]]}"#, Err("IndexError")),
+        ("data_92_12", r#"{"predict_endpoints": [[-1, "2"], ["4", "5"]]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["2833", "6457"]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["2833", "6457"]]}"#, Err("UFuncTypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [["2833\u0000", "6457"], ["300", "400"]]}"#, Ok(2.0)),
+        ("data_21_7", r#"{"predict_endpoints": [["0", "47200"], [1, 2]]}"#, Ok(-0.5)),
+        ("data_21_7", r#"{"predict_endpoints": [[18446744073709504417, true]]}"#, Ok(-1.0)),
+        ("data_21_7", r#"{"predict_endpoints": [[[[0, 47200]]]]}"#, Ok(-1.0)),
+        ("data_21_7", r#"{"predict_endpoints": [[true, 1.5]]}"#, Ok(-0.5)),
+        ("data_92_12", r#"{"predict_endpoints": [["1__0", "2"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["_10", "2"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["-0", "\u2003 12\u001c"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["-0", "\u2003 12\u3000"], ["4", "5"]]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": [["", "2"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [["\ud800", "2"], ["4", "5"]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833, 6457], [300, null]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833.9, "6457"], [300, {}]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833.9, "6457"], [300, true]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833.9, "6457"], [300, true], [1, {}]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833.9, "6457"], [300, true], [1, null]]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [[2833.9, "6457"], [300, 6457.5], ["-1", null]]}"#, Err("TypeError")),
+        ("data_84_1", r#"{"predict_endpoints": [[true, 103808]]}"#, Err("IndexError")),
+        ("data_84_1", r#"{"predict_endpoints": [[true, 103808], [0, "103807"]]}"#, Err("ValueError")),
+        ("data_84_1", r#"{"predict_endpoints": [[false, 103807], [0, "103807"]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [["1"]]}"#, Err("UFuncTypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[null]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [[null, 1, 2]]}"#, Err("TypeError")),
+        ("data_21_7", r#"{"predict_endpoints": [[true]]}"#, Err("ValueError")),
+        ("data_21_7", r#"{"predict_endpoints": [null]}"#, Err("IndexError")),
+        ("data_21_7", r#"{"predict_endpoints": [true]}"#, Err("IndexError")),
+        ("data_21_7", r#"{"predict_endpoints": [[[null], [1]]]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": ["12", "34"]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["12", 34]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["12", 3.5]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": ["12", true]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": ["1", "34"]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": ["-1", "34"]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": ["12\u0000", "34"]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["12", null]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": ["12", {"3": 0, "4": 1}]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["12", {"3": 0}]}"#, Err("ValueError")),
+        ("data_92_12", r#"{"predict_endpoints": [{"1": 0, "2": 1}, {"3": 0, "4": 1}]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": ["\u0661\u0662", "34"]}"#, Ok(1.0)),
+        ("data_92_12", r#"{"predict_endpoints": [true, false]}"#, Err("TypeError")),
+        ("data_92_12", r#"{"predict_endpoints": [null, null]}"#, Err("TypeError")),
+        ("data_84_1", r#"{"predict_endpoints": ["12", "34", "56"]}"#, Ok(1.0)),
+    ];
+    let cases = long
+        .iter()
+        .map(|(rec, rows, want)| (*rec, format!("{{\"predict_endpoints\": {rows}}}"), *want));
+    let cases = cases.chain(
+        short
+            .iter()
+            .map(|(rec, json, want)| (*rec, json.to_string(), *want)),
+    );
+    for (rec, json, want) in cases {
+        let shown: String = json.chars().take(90).collect();
+        let strict = score_one(
+            &r,
+            rec,
+            &format!("{rec}.json"),
+            json.as_bytes(),
+            Mode::Strict,
+        );
+        let strict = strict.unwrap();
+        assert!(
+            strict.items[0].defaulted,
+            "{rec} {shown}: strict rejects it"
+        );
+        assert_eq!(strict.errors.len(), 1, "{rec} {shown}");
+        let compat = score_one(
+            &r,
+            rec,
+            &format!("{rec}.json"),
+            json.as_bytes(),
+            Mode::OfficialCompat,
+        );
+        match (compat, want) {
+            (Ok(rep), Ok(w)) => assert_eq!(rep.score, w, "{rec} {shown}"),
+            (Err(e), Err(w)) => assert!(
+                matches!(e, ScoreError::OfficialWouldFail { .. })
+                    && e.to_string().contains(&format!("({w}")),
+                "{rec} {shown}: want {w}, got {e}"
+            ),
+            (got, _) => panic!("{rec} {shown}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+/// The input of the issue: numeric strings in two rows. The official scorer scores the N
+/// record −0.5 (two rows are AFp; an N record's values are never read), so compat mode
+/// scores it and every other file of the folder; strict mode lists it and scores it `[]`.
+#[test]
+fn numeric_strings_in_two_rows_score_like_the_official_scorer() {
+    let Some(r) = reference("numeric_strings_in_two_rows_score_like_the_official_scorer") else {
+        return;
+    };
+    let three = Reference {
+        dir: r.dir.clone(),
+        records: ["data_21_7", "data_84_1", "data_92_12"]
+            .iter()
+            .map(|n| record(&r, n).clone())
+            .collect(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    for (rec, rows) in [
+        ("data_21_7", r#"[["100", "200"], ["300", "400"]]"#),
+        ("data_84_1", "[[0, 103807]]"),
+        ("data_92_12", "[[2833, 6457]]"),
+    ] {
+        let json = format!("{{\"predict_endpoints\": {rows}}}");
+        std::fs::write(p.join(format!("{rec}.json")), json).unwrap();
+    }
+    let compat = score(&three, p, Mode::OfficialCompat).unwrap();
+    let us: Vec<f64> = compat.items.iter().map(|i| i.u).collect();
+    assert_eq!(us, [-0.5, 3.0, 3.0]);
+    assert_eq!(compat.items[0].class_pred, Class::AFp);
+    assert_eq!(compat.items[0].mr, 2);
+    assert!(compat.errors.is_empty());
+    assert!(
+        compat
+            .text()
+            .starts_with("AF Endpoints Detection Performance: 1.8333\n")
+    );
+
+    let strict = score(&three, p, Mode::Strict).unwrap();
+    let us: Vec<f64> = strict.items.iter().map(|i| i.u).collect();
+    assert_eq!(us, [1.0, 3.0, 3.0]);
+    assert!(strict.items[0].defaulted);
+    assert_eq!(strict.errors.len(), 1);
+    assert_eq!(strict.errors[0].file, "data_21_7.json");
+    assert!(
+        strict.errors[0]
+            .reason
+            .contains("values that are not numbers: \"100\""),
+        "{}",
+        strict.errors[0]
+    );
 }
 
 /// Which records are scored: strict mode scores every reference record (a missing file is

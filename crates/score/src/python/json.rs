@@ -118,7 +118,7 @@ impl Int {
     }
 
     /// From ASCII decimal digits with an optional leading `-` (a JSON integer).
-    fn parse(text: &str) -> Int {
+    pub(crate) fn parse(text: &str) -> Int {
         let (negative, body) = match text.strip_prefix('-') {
             Some(b) => (true, b),
             None => (false, text),
