@@ -190,10 +190,10 @@ def check(index, reqs):
                 % (what, HERE, needs, wheeled[0], wheeled[-1], runtime),
             })
             continue
-        line = era_line(name, final, asked_versions)
+        line, wide, bare = era_line(name, final, asked_versions)
         out.append({
             "name": name,
-            "advice": line,
+            "advice": [line, wide, bare],
             "message": "%s has no wheel for %s%s; %s is the oldest release that has one "
             "and %s the newest; %s. What to do: write %s (the release series nearest "
             "to what was asked that has a wheel), or vendor the module's .py files into "
@@ -204,10 +204,10 @@ def check(index, reqs):
 
 
 def era_line(name, final, asked_versions):
-    """The requirement to advise for a version without a wheel: the first release with
-    one at or after what was asked, and no later than its own minor series, so that
-    code of the pin's era keeps the APIs it used (numpy 1.16 -> numpy>=1.23.2,<1.24:
-    `np.float` went in 1.24)."""
+    """The requirements to advise for a version without a wheel, narrowest first: the
+    first release with one at or after what was asked, no later than its own minor
+    series, so that code of the pin's era keeps the APIs it used (numpy 1.16 ->
+    numpy>=1.23.2,<1.24: `np.float` went in 1.24)."""
     top = max(asked_versions) if asked_versions else None
     later = [v for v in final if top is None or v >= top]
     v = later[0] if later else final[-1]
@@ -215,7 +215,13 @@ def era_line(name, final, asked_versions):
         upper = "%d.%d" % (v.release[0], v.release[1] + 1)
     else:
         upper = "%d" % (v.release[0] + 1)
-    return "%s>=%s,<%s" % (name, v, upper)
+    # Wider, for when the series' own pins conflict (wfdb 3.0.0 pins numpy==1.18.5):
+    # the same major version, then any later release.
+    return (
+        "%s>=%s,<%s" % (name, v, upper),
+        "%s>=%s,<%d" % (name, v, v.release[0] + 1),
+        "%s>=%s" % (name, v),
+    )
 
 
 def broken(overlay):

@@ -338,47 +338,15 @@ pub fn resolve(
             tail(&out.stderr, 10)
         )));
     }
-    #[derive(Deserialize)]
-    struct Problem {
-        name: String,
-        message: String,
-        /// The requirement the judge would write instead, when it has one.
-        #[serde(default)]
-        advice: Option<String>,
-    }
-    let problems: Vec<Problem> =
+    let problems: Vec<WheelProblem> =
         serde_json::from_str(&out.stdout).map_err(|e| judge_err("the index helper's answer", e))?;
     if !problems.is_empty() {
         let mut refused: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
         // Advice is printed only once pip resolved it, with the runtime, as a whole.
-        if problems.iter().all(|p| p.advice.is_some()) {
-            let lines: Vec<String> = reqs
-                .iter()
-                .map(|r| {
-                    problems
-                        .iter()
-                        .find(|p| p.name == r.name)
-                        .and_then(|p| p.advice.clone())
-                        .unwrap_or_else(|| r.pip_line())
-                })
-                .collect();
-            let checked = resolve_set(settings, &python, &helper, &lines, scratch, stop, log)?;
-            refused.push(match checked {
-                Ok(items) => format!(
-                    "the requirements as the judge advises them, checked (pip resolves them \
-                     for {}{}):\n{}",
-                    python_name(),
-                    match items.items.is_empty() {
-                        true => String::new(),
-                        false => format!(", installing {}", named(&items.items)),
-                    },
-                    lines.join("\n")
-                ),
-                Err(said) => format!(
-                    "the judge found no advice that pip resolves: with {} pip says:\n{said}",
-                    lines.join(", ")
-                ),
-            });
+        if problems.iter().all(|p| !p.advice.is_empty()) {
+            refused.push(advise(
+                settings, &python, &helper, reqs, &problems, scratch, stop, log,
+            )?);
         }
         return Err(EnvError::Refused(refused));
     }
@@ -636,6 +604,94 @@ pub fn verify(
     )
 }
 
+/// The whole file as the judge advises it, checked by pip: each advised requirement
+/// starts at its narrowest (the pin's release series); while pip refuses the set, the
+/// advised packages its message names (else all) are widened a step (the same major
+/// version, then any later release). The problem shown: the file to copy, or pip's
+/// reason for the widest set.
+#[allow(clippy::too_many_arguments)]
+fn advise(
+    settings: &EnvSettings,
+    python: &Path,
+    helper: &Path,
+    reqs: &[Requirement],
+    problems: &[WheelProblem],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+    log: &mut dyn FnMut(&str),
+) -> Result<String, EnvError> {
+    let mut level: Vec<usize> = vec![0; reqs.len()];
+    let advice_of = |r: &Requirement| problems.iter().find(|p| p.name == r.name);
+    loop {
+        let lines: Vec<String> = reqs
+            .iter()
+            .zip(&level)
+            .map(|(r, &l)| match advice_of(r) {
+                Some(p) => p.advice[l.min(p.advice.len() - 1)].clone(),
+                None => r.pip_line(),
+            })
+            .collect();
+        let said = match resolve_set(settings, python, helper, &lines, scratch, stop, log)? {
+            Ok(set) => {
+                return Ok(format!(
+                    "the requirements as the judge advises them, checked (pip resolves them \
+                     for {}{}):\n{}",
+                    python_name(),
+                    match set.items.is_empty() {
+                        true => String::new(),
+                        false => format!(", installing {}", named(&set.items)),
+                    },
+                    lines.join("\n")
+                ));
+            }
+            Err(said) => said,
+        };
+        let widenable: Vec<usize> = (0..reqs.len())
+            .filter(|&i| advice_of(&reqs[i]).is_some_and(|p| level[i] + 1 < p.advice.len()))
+            .collect();
+        let named_by_pip: Vec<usize> = widenable
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let n = runtime::normalise(&reqs[i].name);
+                said.lines()
+                    .any(|l| l.split_whitespace().any(|w| runtime::normalise(w) == n))
+            })
+            .collect();
+        let step = match (named_by_pip.is_empty(), widenable.is_empty()) {
+            (false, _) => named_by_pip,
+            (true, false) => widenable,
+            (true, true) => {
+                return Ok(format!(
+                    "the judge found no advice that pip resolves: with {} pip says:\n{said}",
+                    lines.join(", ")
+                ));
+            }
+        };
+        log(&format!(
+            "advice not resolved by pip; widened: {}",
+            step.iter()
+                .map(|&i| reqs[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for i in step {
+            level[i] += 1;
+        }
+    }
+}
+
+/// A requirement without a wheel for the runtime, as the index helper words it.
+#[derive(Deserialize)]
+struct WheelProblem {
+    name: String,
+    message: String,
+    /// The requirements the judge would write instead, narrowest first, when it has
+    /// them.
+    #[serde(default)]
+    advice: Vec<String>,
+}
+
 /// What pip's resolution gave: the wheels to install, and for each package whether the
 /// entry asked for it and what it needs (for naming what brings the bulk).
 struct Resolved {
@@ -654,7 +710,27 @@ fn python_name() -> String {
 
 /// pip's text as the team is shown it: its own lines, without the judge's folders.
 fn pip_text(text: &str, scratch: &Path, settings: &EnvSettings) -> String {
-    let mut t = tail(text, 12);
+    // From pip's first error on, without its generic "To fix this you could try"
+    // list: the conflict's own lines are the part a team needs.
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines
+        .iter()
+        .position(|l| l.starts_with("ERROR:"))
+        .unwrap_or(lines.len().saturating_sub(12));
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for l in &lines[from..] {
+        if l.starts_with("To fix this you could try") {
+            skipping = true;
+            continue;
+        }
+        if skipping && (l.trim_start().starts_with(|c: char| c.is_ascii_digit())) {
+            continue;
+        }
+        skipping = false;
+        kept.push(*l);
+    }
+    let mut t = kept[kept.len().saturating_sub(30)..].join("\n");
     for (dir, shown) in [(scratch, ""), (settings.cache.as_path(), "<cache>/")] {
         t = t.replace(&format!("{}/", dir.display()), shown);
         t = t.replace(&dir.display().to_string(), shown.trim_end_matches('/'));
@@ -988,6 +1064,29 @@ mod tests {
             env_key([p("peakutils", "1.3.5", "ab"), p("x", "1", "bb")].iter())
         );
         assert_ne!(k, env_key(a[..1].iter()));
+    }
+
+    #[test]
+    fn pips_text_keeps_the_conflict_and_drops_the_judges_folders() {
+        let scratch = Path::new("/tmp/.tmpAbc/resolve");
+        let settings = EnvSettings {
+            cache: PathBuf::from("/var/cache/pj"),
+            index_url: DEFAULT_INDEX.into(),
+            step_timeout: Duration::from_secs(1),
+        };
+        let text = "Collecting numpy\n  Downloading x\nERROR: Cannot install -r \
+                    /tmp/.tmpAbc/resolve/requirements.txt (line 2) because these package \
+                    versions have conflicting dependencies.\n\nThe conflict is caused by:\n    \
+                    wfdb 3.0.0 depends on numpy==1.18.5\n\nTo fix this you could try to:\n\
+                    1. loosen the range\n2. remove package versions\n\nERROR: \
+                    ResolutionImpossible: for help visit https://pip.pypa.io/x\n";
+        assert_eq!(
+            pip_text(text, scratch, &settings),
+            "ERROR: Cannot install -r requirements.txt (line 2) because these package \
+             versions have conflicting dependencies.\nThe conflict is caused by:\n    \
+             wfdb 3.0.0 depends on numpy==1.18.5\nERROR: ResolutionImpossible: for help \
+             visit https://pip.pypa.io/x"
+        );
     }
 
     #[test]
