@@ -622,30 +622,40 @@ fn advise(
 ) -> Result<String, EnvError> {
     let mut level: Vec<usize> = vec![0; reqs.len()];
     let advice_of = |r: &Requirement| problems.iter().find(|p| p.name == r.name);
-    loop {
-        let lines: Vec<String> = reqs
-            .iter()
-            .zip(&level)
+    let lines_at = |level: &[usize]| -> Vec<String> {
+        reqs.iter()
+            .zip(level)
             .map(|(r, &l)| match advice_of(r) {
                 Some(p) => p.advice[l.min(p.advice.len() - 1)].clone(),
                 None => r.pip_line(),
             })
-            .collect();
-        let said = match resolve_set(settings, python, helper, &lines, scratch, stop, log)? {
-            Ok(set) => {
-                return Ok(format!(
-                    "the requirements as the judge advises them, checked (pip resolves them \
-                     for {}{}):\n{}",
-                    python_name(),
-                    match set.items.is_empty() {
-                        true => String::new(),
-                        false => format!(", installing {}", named(&set.items)),
-                    },
-                    lines.join("\n")
-                ));
-            }
-            Err(said) => said,
-        };
+            .collect()
+    };
+    let checked = |lines: &[String], set: &Resolved| {
+        format!(
+            "the requirements as the judge advises them, checked (pip resolves them for \
+             {}{}):\n{}",
+            python_name(),
+            match set.items.is_empty() {
+                true => String::new(),
+                false => format!(", installing {}", named(&set.items)),
+            },
+            lines.join("\n")
+        )
+    };
+    let mut said = match resolve_set(
+        settings,
+        python,
+        helper,
+        &lines_at(&level),
+        scratch,
+        stop,
+        log,
+    )? {
+        Ok(set) => return Ok(checked(&lines_at(&level), &set)),
+        Err(said) => said,
+    };
+    loop {
         let widenable: Vec<usize> = (0..reqs.len())
             .filter(|&i| advice_of(&reqs[i]).is_some_and(|p| level[i] + 1 < p.advice.len()))
             .collect();
@@ -658,26 +668,50 @@ fn advise(
                     .any(|l| l.split_whitespace().any(|w| runtime::normalise(w) == n))
             })
             .collect();
-        let step = match (named_by_pip.is_empty(), widenable.is_empty()) {
-            (false, _) => named_by_pip,
-            (true, false) => widenable,
-            (true, true) => {
-                return Ok(format!(
-                    "the judge found no advice that pip resolves: with {} pip says:\n{said}",
-                    lines.join(", ")
-                ));
-            }
+        let candidates = match named_by_pip.is_empty() {
+            false => named_by_pip,
+            true => widenable,
         };
+        if candidates.is_empty() {
+            return Ok(format!(
+                "the judge found no advice that pip resolves: with {} pip says:\n{said}",
+                lines_at(&level).join(", ")
+            ));
+        }
+        // One package widened at a time first, so that the others keep their era's
+        // release series (scipy<1.10 still has what peakutils imports).
+        for &i in &candidates {
+            let mut one = level.clone();
+            one[i] += 1;
+            let lines = lines_at(&one);
+            if let Ok(set) = resolve_set(settings, python, helper, &lines, scratch, stop, log)? {
+                log(&format!("advice resolved with {} widened", reqs[i].name));
+                return Ok(checked(&lines, &set));
+            }
+        }
         log(&format!(
             "advice not resolved by pip; widened: {}",
-            step.iter()
+            candidates
+                .iter()
                 .map(|&i| reqs[i].name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        for i in step {
+        for i in candidates {
             level[i] += 1;
         }
+        said = match resolve_set(
+            settings,
+            python,
+            helper,
+            &lines_at(&level),
+            scratch,
+            stop,
+            log,
+        )? {
+            Ok(set) => return Ok(checked(&lines_at(&level), &set)),
+            Err(said) => said,
+        };
     }
 }
 
