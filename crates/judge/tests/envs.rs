@@ -466,6 +466,10 @@ fn lines_are_read_as_meant_and_authors_is_optional() {
         "import sklearn.preprocessing\n",
     );
     std::fs::remove_file(entry.join("AUTHORS.txt")).unwrap();
+    write(
+        &entry.join("Dockerfile"),
+        "FROM python:3.8.6-buster\nCOPY ./ /challenge\nRUN pip install --upgrade pip && pip install numpy\n",
+    );
     let out = tmp.path().join("meant-out");
     let r = evaluate("cpsc2021", &entry, &out);
     let prep = read(&out.join("logs/prep.log"));
@@ -481,7 +485,13 @@ fn lines_are_read_as_meant_and_authors_is_optional() {
              scikit-learn's import name)",
             "requirements.txt: line 4: python-dev is a system package, not a Python package: \
              ignored (the judge installs wheels, so no compiler or headers are needed)",
+            "Dockerfile: line(s) 2 (COPY) ignored: the judge runs the entry its own way, and \
+             takes only the packages of pip install commands",
         ]
+    );
+    assert!(
+        prep.contains("Dockerfile: line 3: numpy is in the requirements file already"),
+        "{prep}"
     );
     // The runtime meets what is left: no environment of the entry's own.
     assert!(r.environment.is_none());

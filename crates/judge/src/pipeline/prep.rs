@@ -103,6 +103,7 @@ impl Evaluator<'_, '_> {
                     Err(p) => problems.extend(p),
                 }
             }
+            self.dockerfile(log, &mut problems)?;
         }
         // Compiled files Python would load in place of source must suit its version.
         problems.extend(pyc::check_tree(
@@ -263,6 +264,64 @@ impl Evaluator<'_, '_> {
             log.line(p);
         }
         Ok(Some(Reason::Requirements { problems }))
+    }
+}
+
+impl Evaluator<'_, '_> {
+    /// The `pip install` packages of the entry's `Dockerfile`, if it has one, added to
+    /// what it asks for (a package its requirements file names already is not taken
+    /// twice); every other instruction noted as ignored (docs/judge.md, "How requirement
+    /// lines are read").
+    fn dockerfile(
+        &mut self,
+        log: &mut StageLog,
+        problems: &mut Vec<String>,
+    ) -> Result<(), JudgeError> {
+        let path = self.entry.join("Dockerfile");
+        let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() else {
+            return Ok(());
+        };
+        let read =
+            pyenv::dockerfile::read_dockerfile("Dockerfile", &String::from_utf8_lossy(&bytes));
+        problems.extend(read.problems);
+        for n in &read.notes {
+            log.line(n);
+        }
+        self.warnings.extend(read.notes);
+        if read.reqs.is_empty() {
+            return Ok(());
+        }
+        let python = self.ev.runtime.dir().join("bin/python");
+        let stdlib =
+            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
+        let (major, minor) = runtime::PYTHON_VERSION;
+        let meant = meaning::read_as_meant(
+            "Dockerfile",
+            read.reqs,
+            &stdlib,
+            &format!("CPython {major}.{minor}"),
+        );
+        for w in &meant.warnings {
+            log.line(w);
+        }
+        self.warnings.extend(meant.warnings);
+        for r in meant.kept {
+            let n = runtime::normalise(&r.name);
+            if self.wanted.iter().any(|w| runtime::normalise(&w.name) == n) {
+                log.line(&format!(
+                    "Dockerfile: line {}: {} is in the requirements file already: that line is taken",
+                    r.line, r.name
+                ));
+                continue;
+            }
+            log.line(&format!(
+                "Dockerfile: line {}: {} is read as a requirement (from its pip install)",
+                r.line,
+                r.pip_line()
+            ));
+            self.wanted.push(r);
+        }
+        Ok(())
     }
 }
 

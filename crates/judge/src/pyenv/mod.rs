@@ -16,6 +16,7 @@
 //!
 //! Not here: the sandbox run of the install, or what an entry sees (the pipeline).
 
+pub mod dockerfile;
 pub mod imports;
 pub mod meaning;
 pub mod parse;
