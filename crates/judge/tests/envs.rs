@@ -7,6 +7,10 @@
 //! that version while the runtime keeps its own; P300 `.pyc` entries run or are refused
 //! by their Python version; hostile lines, a source-only package, a huge download and
 //! the organiser's rules are refused; a sandbox run like the install's has no network.
+//! Issue 31: lines read as meant (`json`, `sklearn`, `python-dev`, a Dockerfile) and a
+//! missing `AUTHORS.txt` are warnings; the import check refuses an undeclared module and
+//! a wheel built for NumPy 1.x with advice that, followed as written, scores; advice is
+//! never a pre-release; the CPSC 2021 example's pins score after their advice.
 //!
 //! Needs root, the Python runtime (built once in `target/tmp/runtime`) and the index:
 //! without it the tests skip, unless `PHYSIOJUDGE_REQUIRE_DATA=1` (CI), which makes them
