@@ -106,8 +106,17 @@ impl std::fmt::Display for Reason {
                 "required component(s) missing or empty: {} -- not scored",
                 list(files, ", ")
             ),
+            // A list, one problem a line; a problem's own lines (pip's text) kept as
+            // lines, each shown safe.
             Reason::Requirements { problems } => {
-                write!(f, "requirements refused: {}", list(problems, "; "))
+                write!(f, "requirements refused:")?;
+                for p in problems {
+                    for (i, l) in p.lines().enumerate() {
+                        let mark = if i == 0 { "  - " } else { "    " };
+                        write!(f, "\n{mark}{}", line(l))?;
+                    }
+                }
+                Ok(())
             }
             Reason::Setup {
                 verdict,
@@ -370,6 +379,11 @@ pub struct EvalResult {
     /// a result travels in enums beside small variants).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<Box<crate::pyenv::EnvironmentReport>>,
+    /// What the team should know though nothing failed because of it, one line each
+    /// (a requirement line read otherwise than written, an optional file missing, an
+    /// optional import that fails).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub judge_version: String,
 }
 

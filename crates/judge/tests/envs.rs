@@ -7,6 +7,10 @@
 //! that version while the runtime keeps its own; P300 `.pyc` entries run or are refused
 //! by their Python version; hostile lines, a source-only package, a huge download and
 //! the organiser's rules are refused; a sandbox run like the install's has no network.
+//! Issue 31: lines read as meant (`json`, `sklearn`, `python-dev`, a Dockerfile) and a
+//! missing `AUTHORS.txt` are warnings; the import check refuses an undeclared module and
+//! a wheel built for NumPy 1.x with advice that, followed as written, scores; advice is
+//! never a pre-release; the CPSC 2021 example's pins score after their advice.
 //!
 //! Needs root, the Python runtime (built once in `target/tmp/runtime`) and the index:
 //! without it the tests skip, unless `PHYSIOJUDGE_REQUIRE_DATA=1` (CI), which makes them
@@ -49,6 +53,7 @@ fn judge() -> &'static Judge {
         for (id, extra) in [
             ("cpsc2021-deny", "deny = [\"PeakUtils\"]"),
             ("cpsc2021-runtime-only", "extra = false"),
+            ("cpsc2021-1gib", "download_mb = 1024"),
         ] {
             let text = include_str!("../../../challenges/cpsc2021/challenge.toml")
                 .replace("id = \"cpsc2021\"", &format!("id = \"{id}\""))
@@ -248,9 +253,9 @@ fn physionet_layout_pins_are_checked_and_installed() {
     for part in [
         "no wheel for CPython 3.11 on x86_64 Linux",
         "its wheels are for CPython 3.8, 3.9, 3.10",
-        "1.23.2 is the oldest version that has one",
+        "1.23.2 is the oldest release that has one",
         "numpy 2.4.6 is in the runtime",
-        "unpin it",
+        "write numpy>=1.23.2,<1.24",
         "vendor the module's .py files",
     ] {
         assert!(numpy.contains(part), "{part:?} not in {numpy}");
@@ -340,12 +345,14 @@ fn refusals_name_the_line_and_the_reason() {
         "{p:?}"
     );
     let t = Instant::now();
-    let r = run("huge", "cpsc2021", "torch\n");
+    let r = run("huge", "cpsc2021-1gib", "numpy\ntorch\n");
     let p = prep_problems(&r);
     assert!(
-        p[0].contains("download limit of 1024 MiB") && p[0].contains("torch"),
+        p[0].contains("download limit of 1024 MiB") && p[0].contains("; torch "),
         "{p:?}"
     );
+    assert!(p[0].contains("MiB of it (with its dependencies)"), "{p:?}");
+    assert!(p[1].starts_with("the largest wheels: "), "{p:?}");
     println!(
         "  torch refused in {:.1} s: {}",
         t.elapsed().as_secs_f64(),
@@ -448,6 +455,195 @@ fn dependencies_txt_lines_are_checked() {
         "{prep}"
     );
     assert!(prep.contains("line 3: bash is installed"), "{prep}");
+}
+
+/// Lines read as people meant them: a standard-library module, an import name and a
+/// system package in `requirements.txt`, and `python-dev` / a known module's `-lib`
+/// package in `dependencies.txt`, each a warning with its file and line; a missing
+/// `AUTHORS.txt` is a warning too. The entry scores.
+fn lines_are_read_as_meant_and_authors_is_optional() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("meant");
+    cpsc_entry(
+        &entry,
+        "numpy\njson\nsklearn\npython-dev\n",
+        "import sklearn.preprocessing\n",
+    );
+    std::fs::remove_file(entry.join("AUTHORS.txt")).unwrap();
+    write(
+        &entry.join("Dockerfile"),
+        "FROM python:3.8.6-buster\nCOPY ./ /challenge\nRUN pip install --upgrade pip && pip install numpy\n",
+    );
+    let out = tmp.path().join("meant-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    assert_eq!(
+        r.warnings,
+        [
+            "AUTHORS.txt is missing or empty: the challenge's rules ask for it (not required \
+             by this judge)",
+            "requirements.txt: line 2: json is part of Python's standard library (CPython \
+             3.11): ignored",
+            "requirements.txt: line 3: sklearn is read as scikit-learn (sklearn is \
+             scikit-learn's import name)",
+            "requirements.txt: line 4: python-dev is a system package, not a Python package: \
+             ignored (the judge installs wheels, so no compiler or headers are needed)",
+            "Dockerfile: line(s) 2 (COPY) ignored: the judge runs the entry its own way, and \
+             takes only the packages of pip install commands",
+        ]
+    );
+    assert!(
+        prep.contains("Dockerfile: line 3: numpy is in the requirements file already"),
+        "{prep}"
+    );
+    // The runtime meets what is left: no environment of the entry's own.
+    assert!(r.environment.is_none());
+    assert!(prep.contains("import check: "), "{prep}");
+    assert!(read(&out.join("result.json")).contains("\"warnings\""));
+
+    let entry = tmp.path().join("deps");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(repo().join("entries/cinc2017"))
+        .arg(&entry)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    write(
+        &entry.join("dependencies.txt"),
+        "python3\npython-dev\npython3-sklearn-lib\n",
+    );
+    let out = tmp.path().join("deps-out");
+    let r = evaluate("cinc2017", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    assert!(
+        r.warnings.iter().any(|w| w
+            == "dependencies.txt: line 2: python-dev is not needed here (the judge installs \
+                wheels and the runtime has its Python): ignored"),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        prep.contains("line 3: python3-sklearn-lib is read as the pip package scikit-learn"),
+        "{prep}"
+    );
+}
+
+/// The import check: a module imported but not declared, and a package that installs
+/// but cannot import (scikit-learn 1.1.3 is built for NumPy 1.x, the runtime has NumPy
+/// 2), each refused with advice pip resolved; the advice, followed as written, scores.
+fn imports_are_checked_with_advice_that_resolves() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("undeclared");
+    cpsc_entry(&entry, "numpy\n", "import tqdm\n");
+    let out = tmp.path().join("undeclared-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let p = prep_problems(&r);
+    assert_eq!(
+        p[0],
+        "tqdm is imported by entry_2021.py:1 but not in requirements.txt (nor in the \
+         runtime): add tqdm to requirements.txt"
+    );
+    assert!(
+        p[1].starts_with(
+            "requirements.txt with tqdm added, checked (pip resolves it, installing tqdm "
+        ),
+        "{p:?}"
+    );
+
+    let entry = tmp.path().join("abi");
+    cpsc_entry(
+        &entry,
+        "scikit-learn==1.1.3\n",
+        "import sklearn.preprocessing\n",
+    );
+    let out = tmp.path().join("abi-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let p = prep_problems(&r);
+    let prep = read(&out.join("logs/prep.log"));
+    assert!(
+        p[0].starts_with("scikit-learn 1.1.3 (imported by entry_2021.py:1) was built for numpy<2")
+            && p[0].ends_with("add numpy<2 to requirements.txt"),
+        "{p:?}\n{prep}"
+    );
+    let advice = p
+        .iter()
+        .find(|m| m.starts_with("requirements.txt with numpy<2 added, checked"))
+        .unwrap_or_else(|| panic!("{p:?}"));
+    // Followed literally: the lines after the first are the file.
+    let lines: String = advice.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    assert_eq!(lines, "scikit-learn==1.1.3\nnumpy<2\n");
+    let entry = tmp.path().join("abi-advised");
+    cpsc_entry(&entry, &lines, "import sklearn.preprocessing\n");
+    let out = tmp.path().join("abi-advised-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+}
+
+/// Advice for pins without a wheel: never a pre-release, the nearest release series
+/// that has a wheel, checked by pip as a whole before it is printed.
+fn advice_is_never_a_prerelease() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("tf");
+    cpsc_entry(&entry, "tensorflow==2.4.0\n", "");
+    let r = evaluate("cpsc2021", &entry, &tmp.path().join("tf-out"));
+    let p = prep_problems(&r);
+    assert!(
+        p[0].starts_with("tensorflow 2.4.0 has no wheel for CPython 3.11")
+            && p[0].contains("write tensorflow>=2.12.0,<2.13"),
+        "{p:?}"
+    );
+    assert!(!p.iter().any(|m| m.contains("rc")), "{p:?}");
+    assert!(
+        p[1].starts_with("the requirements as the judge advises them, checked (pip resolves them for CPython 3.11, installing ")
+            && p[1].ends_with("\ntensorflow>=2.12.0,<2.13"),
+        "{p:?}"
+    );
+}
+
+/// An entry with the official CPSC 2021 example's requirements and imports (numpy
+/// 1.16.2, scipy 1.2.1, wfdb 2.2.1, matplotlib 3.0.3, pandas 0.24.2, peakutils 1.3.3,
+/// scikit_learn 0.24.1: no reachable Python has wheels for all of them) scores after the
+/// judge's advice is followed once, literally.
+fn cpsc_official_pins_score_after_the_advice() {
+    if !index_reachable() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pins = "numpy==1.16.2\nscipy==1.2.1\nwfdb==2.2.1\nmatplotlib==3.0.3\npandas==0.24.2\n\
+                peakutils==1.3.3\nscikit_learn==0.24.1\n";
+    let prelude = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\
+                   import pandas as pd\nimport peakutils\nfrom sklearn import preprocessing\n\
+                   from scipy import signal\nimport numpy as np\n\
+                   peakutils.indexes(np.array([0.0, 1.0, 0.0, 2.0, 0.0]))\n\
+                   preprocessing.scale(np.arange(4.0))\n";
+    let entry = tmp.path().join("official");
+    cpsc_entry(&entry, pins, prelude);
+    let out = tmp.path().join("official-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let p = prep_problems(&r);
+    let advice = p
+        .iter()
+        .find(|m| m.starts_with("the requirements as the judge advises them, checked"))
+        .unwrap_or_else(|| panic!("{p:?}"));
+    println!("  advice: {advice}");
+    let lines: String = advice.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let entry = tmp.path().join("advised");
+    cpsc_entry(&entry, &lines, prelude);
+    let out = tmp.path().join("advised-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    let quiz = std::fs::read_to_string(out.join("logs/quiz.log")).unwrap_or_default();
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}\n{quiz}");
 }
 
 /// The install is a sandbox run: the runtime, the wheels, an output folder, and the
@@ -573,7 +769,20 @@ fn bench_environments() {
 
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 10] = [
+        (
+            "lines_are_read_as_meant_and_authors_is_optional",
+            lines_are_read_as_meant_and_authors_is_optional,
+        ),
+        (
+            "imports_are_checked_with_advice_that_resolves",
+            imports_are_checked_with_advice_that_resolves,
+        ),
+        ("advice_is_never_a_prerelease", advice_is_never_a_prerelease),
+        (
+            "cpsc_official_pins_score_after_the_advice",
+            cpsc_official_pins_score_after_the_advice,
+        ),
         (
             "cpsc_layout_installs_peakutils_and_caches_it",
             cpsc_layout_installs_peakutils_and_caches_it,

@@ -302,6 +302,13 @@ pub fn summary(r: &EvalResult, dir: &Path, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     writeln!(out)?;
+    if !r.warnings.is_empty() {
+        writeln!(out, "warnings")?;
+        for w in &r.warnings {
+            writeln!(out, "  - {}", judge::shown::line(w))?;
+        }
+        writeln!(out)?;
+    }
     // A stage that was not scored shows no number.
     let quiz_passed = r
         .stages

@@ -163,7 +163,13 @@ pub(crate) fn build(
             };
             return error(result_json, ours, reason);
         }
-        RunEnd::Judged(Ok(r), warnings) => (r, warnings),
+        // The judge's own (requirement lines read as meant, optional files missing)
+        // first, then the scored outputs'.
+        RunEnd::Judged(Ok(r), warnings) => {
+            let mut all = r.warnings.clone();
+            all.extend(warnings);
+            (r, all)
+        }
     };
     // result.json as the judge wrote it; as it serialises if the file cannot be read
     // back (the same value: the judge's own tests pin that).
@@ -206,7 +212,7 @@ pub(crate) fn build(
                 judge_version,
                 message: None,
                 runtime_lock: Some(judge::rescore::runtime_lock_id()),
-                warnings: Vec::new(),
+                warnings,
             },
             None,
         ),
@@ -263,6 +269,7 @@ mod tests {
             }),
             error: None,
             environment: None,
+            warnings: Vec::new(),
             judge_version: "0.1.0".into(),
         }
     }

@@ -163,6 +163,11 @@ struct Evaluator<'a, 'p> {
     /// read-only at [`ENV_MOUNT`] from prep's `setup.sh` on.
     env_site: Option<PathBuf>,
     environment: Option<Box<crate::pyenv::EnvironmentReport>>,
+    /// What the team should know though nothing failed (a requirement line read
+    /// otherwise than written, an optional file missing): `result.json`'s `warnings`.
+    warnings: Vec<String>,
+    /// What the entry asked for, as read (kept for the import check's advice).
+    asked: Vec<crate::pyenv::Requirement>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -203,6 +208,8 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         wanted: Vec::new(),
         env_site: None,
         environment: None,
+        warnings: Vec::new(),
+        asked: Vec::new(),
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -222,6 +229,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
                     message: e.to_string(),
                 }),
                 environment: run.environment.take(),
+                warnings: std::mem::take(&mut run.warnings),
                 judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             // The judge's failure is the answer; a result that cannot be written too
@@ -352,6 +360,7 @@ impl Evaluator<'_, '_> {
             exam_score: for_participant,
             error: None,
             environment: self.environment.take(),
+            warnings: std::mem::take(&mut self.warnings),
             judge_version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }

@@ -53,6 +53,14 @@ fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &m
                     marker: None,
                 });
             }
+            Debian::Ignored { line, name } => {
+                let w = format!(
+                    "{file}: line {line}: {name} is not needed here (the judge installs \
+                     wheels and the runtime has its Python): ignored"
+                );
+                log.line(&w);
+                ev.warnings.push(w);
+            }
             Debian::System { line, name } => {
                 if debian_installed(&status, &name) {
                     log.line(&format!(

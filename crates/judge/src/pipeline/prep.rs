@@ -10,6 +10,8 @@ use sandbox::Verdict;
 use super::{Evaluator, StageLog, chown_tree, io, mkdir, ro, run_failure};
 use crate::JudgeError;
 use crate::outputs::read_capped;
+use crate::pyenv::imports;
+use crate::pyenv::meaning;
 use crate::pyenv::parse::parse_requirements;
 use crate::pyenv::{self, COMPLETE, EnvError, EnvironmentReport, Resolution, pyc};
 use crate::result::{Outcome, Reason, Stage};
@@ -56,7 +58,23 @@ impl Evaluator<'_, '_> {
                 None => missing.push(f.clone()),
             }
         }
+        for f in &self.c.optional_files {
+            if !alternatives(f)
+                .iter()
+                .any(|a| non_empty(&self.entry.join(a)))
+            {
+                let w = format!(
+                    "{f} is missing or empty: the challenge's rules ask for it (not required \
+                     by this judge)"
+                );
+                log.line(&w);
+                self.warnings.push(w);
+            }
+        }
         if !missing.is_empty() {
+            for f in &missing {
+                log.line(&format!("required file missing or empty: {f}"));
+            }
             log.line("Required component(s) missing -- not scored");
             return fail(Reason::MissingFiles { files: missing });
         }
@@ -65,10 +83,27 @@ impl Evaluator<'_, '_> {
             let path = self.entry.join(req);
             if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
                 match parse_requirements(req, &String::from_utf8_lossy(&bytes)) {
-                    Ok(r) => self.wanted.extend(r),
+                    Ok(r) => {
+                        let python = self.ev.runtime.dir().join("bin/python");
+                        let stdlib = meaning::stdlib_names(&python)
+                            .map_err(|message| JudgeError::Packages { message })?;
+                        let (major, minor) = runtime::PYTHON_VERSION;
+                        let read = meaning::read_as_meant(
+                            req,
+                            r,
+                            &stdlib,
+                            &format!("CPython {major}.{minor}"),
+                        );
+                        for w in &read.warnings {
+                            log.line(w);
+                        }
+                        self.warnings.extend(read.warnings);
+                        self.wanted.extend(read.kept);
+                    }
                     Err(p) => problems.extend(p),
                 }
             }
+            self.dockerfile(log, &mut problems)?;
         }
         // Compiled files Python would load in place of source must suit its version.
         problems.extend(pyc::check_tree(
@@ -114,7 +149,179 @@ impl Evaluator<'_, '_> {
                 }
             }
         }
+        if let Some(reason) = self.import_check(log)? {
+            return fail(reason);
+        }
         Ok(Outcome::Passed)
+    }
+
+    /// Imports, in a sandbox run of the built environment, every module the entry's
+    /// Python files import that is neither its own nor the standard library
+    /// (docs/judge.md, "The import check"); a failure refuses the entry with advice that
+    /// pip was seen to resolve.
+    fn import_check(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
+        let dir = self.work.join("imports");
+        mkdir(&dir)?;
+        let script = dir.join("check.py");
+        std::fs::write(&script, imports::CHECK_PY).map_err(|e| io(&script, e))?;
+        let python = runtime::Runtime::python_in_sandbox();
+        let python = python.to_string_lossy();
+        // The judge's own files beside the entry (a challenge's helper code) are
+        // importable in the real runs: never "missing".
+        let judge_dir = self.work.join("judge");
+        let own: Vec<String> = std::fs::read_dir(&judge_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let stem = name.split('.').next().unwrap_or_default().to_string();
+                (!stem.is_empty()).then_some(stem)
+            })
+            .collect();
+        let mut argv: Vec<&str> = vec![&python, "/imports/check.py", "/entry"];
+        argv.extend(own.iter().map(String::as_str));
+        let r = self.sandbox(&argv, vec![ro(&dir, "/imports")], self.c.setup_limits());
+        let res = &r.result;
+        if res.verdict == Verdict::InternalError {
+            return Err(JudgeError::Internal {
+                message: super::message_of(res),
+            });
+        }
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        let req_file = self
+            .c
+            .requirements
+            .clone()
+            .unwrap_or_else(|| "requirements.txt".into());
+        let found = imports::findings(&stdout, res.verdict == Verdict::Ok, &self.asked, &req_file);
+        if !found.ok.is_empty() {
+            log.line(&format!(
+                "import check: {} import(s) in the built environment: {}",
+                found.ok.len(),
+                found.ok.join(", ")
+            ));
+        }
+        for w in &found.warnings {
+            log.line(w);
+        }
+        self.warnings.extend(found.warnings);
+        if found.failures.is_empty() {
+            return Ok(None);
+        }
+        log.run("import check (the entry's imports, in the sandbox)", &r);
+        let mut problems: Vec<String> = found.failures.iter().map(|f| f.message.clone()).collect();
+        let mut adds: Vec<String> = found
+            .failures
+            .iter()
+            .filter_map(|f| f.add.clone())
+            .collect();
+        adds.dedup();
+        if !adds.is_empty() {
+            let mut lines: Vec<String> = self.asked.iter().map(|r| r.pip_line()).collect();
+            lines.extend(adds.iter().cloned());
+            let scratch = self.work.join("advice");
+            let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
+            let mut said = Vec::new();
+            let checked = pyenv::verify(
+                self.ev.envs,
+                &self.ev.runtime.dir().join("bin/python"),
+                &lines,
+                &scratch,
+                stop.as_deref(),
+                &mut |l| said.push(l.to_string()),
+            );
+            for l in &said {
+                log.line(l);
+            }
+            problems.push(match checked {
+                Ok(Ok(set)) => format!(
+                    "{req_file} with {} added, checked (pip resolves it{}):\n{}",
+                    adds.join(", "),
+                    match set.is_empty() {
+                        true => String::new(),
+                        false => format!(
+                            ", installing {}",
+                            set.iter()
+                                .map(|p| format!("{} {}", p.name, p.version))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    },
+                    lines.join("\n")
+                ),
+                Ok(Err(text)) => format!(
+                    "the judge's advice ({}) does not resolve as it stands; pip says:\n{text}",
+                    adds.join(", ")
+                ),
+                Err(EnvError::Judge(_)) if self.cancelled() => return Ok(Some(Reason::Stopped)),
+                Err(EnvError::Judge(message)) => return Err(JudgeError::Packages { message }),
+                Err(EnvError::Refused(p)) => p.join("\n"),
+            });
+        }
+        let problems = capped(problems);
+        for p in &problems {
+            log.line(p);
+        }
+        Ok(Some(Reason::Requirements { problems }))
+    }
+}
+
+impl Evaluator<'_, '_> {
+    /// The `pip install` packages of the entry's `Dockerfile`, if it has one, added to
+    /// what it asks for (a package its requirements file names already is not taken
+    /// twice); every other instruction noted as ignored (docs/judge.md, "How requirement
+    /// lines are read").
+    fn dockerfile(
+        &mut self,
+        log: &mut StageLog,
+        problems: &mut Vec<String>,
+    ) -> Result<(), JudgeError> {
+        let path = self.entry.join("Dockerfile");
+        let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() else {
+            return Ok(());
+        };
+        let read =
+            pyenv::dockerfile::read_dockerfile("Dockerfile", &String::from_utf8_lossy(&bytes));
+        problems.extend(read.problems);
+        for n in &read.notes {
+            log.line(n);
+        }
+        self.warnings.extend(read.notes);
+        if read.reqs.is_empty() {
+            return Ok(());
+        }
+        let python = self.ev.runtime.dir().join("bin/python");
+        let stdlib =
+            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
+        let (major, minor) = runtime::PYTHON_VERSION;
+        let meant = meaning::read_as_meant(
+            "Dockerfile",
+            read.reqs,
+            &stdlib,
+            &format!("CPython {major}.{minor}"),
+        );
+        for w in &meant.warnings {
+            log.line(w);
+        }
+        self.warnings.extend(meant.warnings);
+        for r in meant.kept {
+            let n = runtime::normalise(&r.name);
+            if self.wanted.iter().any(|w| runtime::normalise(&w.name) == n) {
+                log.line(&format!(
+                    "Dockerfile: line {}: {} is in the requirements file already: that line is taken",
+                    r.line, r.name
+                ));
+                continue;
+            }
+            log.line(&format!(
+                "Dockerfile: line {}: {} is read as a requirement (from its pip install)",
+                r.line,
+                r.pip_line()
+            ));
+            self.wanted.push(r);
+        }
+        Ok(())
     }
 }
 
@@ -156,6 +363,7 @@ impl Evaluator<'_, '_> {
     /// environment (docs/judge.md, "Entries' own packages"). `Some`: refused.
     fn environment(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
         let reqs = std::mem::take(&mut self.wanted);
+        self.asked = reqs.clone();
         if reqs.is_empty() {
             return Ok(None);
         }

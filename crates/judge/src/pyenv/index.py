@@ -12,6 +12,7 @@ Commands:
          already meet, whether some version allowed by the specifier has a wheel for
          this interpreter; if not, what the team is told.
   sizes: [{"name", "filename"}] -> {"filename": size in bytes or null}
+  broken: {name: version} of an environment -> the runtime's packages it breaks
 """
 
 import json
@@ -21,6 +22,7 @@ import urllib.request
 from importlib import metadata
 
 from pip._vendor.packaging.markers import Marker
+from pip._vendor.packaging.requirements import Requirement
 from pip._vendor.packaging.specifiers import SpecifierSet
 from pip._vendor.packaging.tags import sys_tags
 from pip._vendor.packaging.utils import (
@@ -177,13 +179,74 @@ def check(index, reqs):
             )
         else:
             what = "%s %s (no such version)" % (name, asked)
+        # Advice is never a pre-release: `>=2.12.0rc0` lets pip take any later rc.
+        final = [v for v in wheeled if not (v.is_prerelease or v.is_devrelease)]
+        if not final:
+            out.append({
+                "name": name,
+                "message": "%s has no wheel for %s%s; only pre-releases (%s to %s) have "
+                "one, and the judge advises no pre-release; %s. What to do: vendor the "
+                "module's .py files into the entry, or use a package that ships wheels"
+                % (what, HERE, needs, wheeled[0], wheeled[-1], runtime),
+            })
+            continue
+        line, wide, bare = era_line(name, final, asked_versions)
         out.append({
             "name": name,
-            "message": "%s has no wheel for %s%s; %s is the oldest version that has one "
-            "and %s the newest; %s. What to do: unpin it (%s>=%s, or no version to use "
-            "the runtime's), or vendor the module's .py files into the entry"
-            % (what, HERE, needs, wheeled[0], wheeled[-1], runtime, name, wheeled[0]),
+            "advice": [line, wide, bare],
+            "message": "%s has no wheel for %s%s; %s is the oldest release that has one "
+            "and %s the newest; %s. What to do: write %s (the release series nearest "
+            "to what was asked that has a wheel), or vendor the module's .py files into "
+            "the entry"
+            % (what, HERE, needs, final[0], final[-1], runtime, line),
         })
+    return out
+
+
+def era_line(name, final, asked_versions):
+    """The requirements to advise for a version without a wheel, narrowest first: the
+    first release with one at or after what was asked, no later than its own minor
+    series, so that code of the pin's era keeps the APIs it used (numpy 1.16 ->
+    numpy>=1.23.2,<1.24: `np.float` went in 1.24)."""
+    top = max(asked_versions) if asked_versions else None
+    later = [v for v in final if top is None or v >= top]
+    v = later[0] if later else final[-1]
+    if len(v.release) >= 2:
+        upper = "%d.%d" % (v.release[0], v.release[1] + 1)
+    else:
+        upper = "%d" % (v.release[0] + 1)
+    # Wider, for when the series' own pins conflict (wfdb 3.0.0 pins numpy==1.18.5):
+    # the same major version, then any later release.
+    return (
+        "%s>=%s,<%s" % (name, v, upper),
+        "%s>=%s,<%d" % (name, v, v.release[0] + 1),
+        "%s>=%s" % (name, v),
+    )
+
+
+def broken(overlay):
+    """The runtime's packages that the environment `overlay` ({name: version}, what
+    is installed in front of the runtime) breaks: those not replaced by it whose own
+    requirements it no longer meets. -> [[name, version], ...]"""
+    over = {canonicalize_name(k): Version(v) for k, v in overlay.items()}
+    out = []
+    seen = set()
+    for dist in metadata.distributions():
+        dname = canonicalize_name(dist.metadata["Name"] or "")
+        if not dname or dname in over or dname in seen:
+            continue
+        seen.add(dname)
+        for req in dist.requires or []:
+            try:
+                r = Requirement(req)
+            except Exception:
+                continue
+            if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+                continue
+            n = canonicalize_name(r.name)
+            if n in over and not r.specifier.contains(over[n], prereleases=True):
+                out.append([dist.metadata["Name"], dist.version])
+                break
     return out
 
 
@@ -211,6 +274,8 @@ def main():
         result = check(index, arg)
     elif command == "sizes":
         result = sizes(index, arg)
+    elif command == "broken":
+        result = broken(arg)
     else:
         raise SystemExit("unknown command %s" % command)
     json.dump(result, sys.stdout)

@@ -16,6 +16,9 @@
 //!
 //! Not here: the sandbox run of the install, or what an entry sees (the pipeline).
 
+pub mod dockerfile;
+pub mod imports;
+pub mod meaning;
 pub mod parse;
 pub mod pyc;
 
@@ -336,16 +339,17 @@ pub fn resolve(
             tail(&out.stderr, 10)
         )));
     }
-    #[derive(Deserialize)]
-    struct Problem {
-        message: String,
-    }
-    let problems: Vec<Problem> =
+    let problems: Vec<WheelProblem> =
         serde_json::from_str(&out.stdout).map_err(|e| judge_err("the index helper's answer", e))?;
     if !problems.is_empty() {
-        return Err(EnvError::Refused(
-            problems.into_iter().map(|p| p.message).collect(),
-        ));
+        let mut refused: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+        // Advice is printed only once pip resolved it, with the runtime, as a whole.
+        if problems.iter().all(|p| !p.advice.is_empty()) {
+            refused.push(advise(
+                settings, &python, &helper, reqs, &problems, scratch, stop, log,
+            )?);
+        }
+        return Err(EnvError::Refused(refused));
     }
     log(&format!(
         "index {}: every requirement has a wheel for the runtime ({:.1} s)",
@@ -354,78 +358,22 @@ pub fn resolve(
     ));
 
     // 2. pip resolves against what the runtime has, reading wheel metadata only.
-    let req_file = scratch.join("requirements.txt");
-    let text: String = reqs.iter().map(|r| r.pip_line() + "\n").collect();
-    std::fs::write(&req_file, text).map_err(|e| judge_err("requirements copy", e))?;
-    let report_path = scratch.join("report.json");
-    let pip_cache = settings.cache.join("pip");
+    let lines: Vec<String> = reqs.iter().map(|r| r.pip_line()).collect();
     let t = Instant::now();
-    let out = run_host(
-        Command::new(&python)
-            .args(["-I", "-m", "pip", "install", "--dry-run", "--quiet"])
-            .args(["--isolated", "--no-input", "--disable-pip-version-check"])
-            .args(["--only-binary", ":all:", "--index-url", &settings.index_url])
-            .arg("--cache-dir")
-            .arg(&pip_cache)
-            .arg("--report")
-            .arg(&report_path)
-            .arg("-r")
-            .arg(&req_file),
-        &[],
-        settings.step_timeout,
-        scratch,
-        stop,
-    )
-    .map_err(|e| judge_err("pip's resolution", e))?;
-    if !out.ok {
-        let said = tail(&out.stderr, 8);
-        let entry_fault = [
-            "ResolutionImpossible",
-            "No matching distribution",
-            "conflict",
-        ]
-        .iter()
-        .any(|s| said.contains(s));
-        return match entry_fault {
-            true => Err(EnvError::Refused(vec![format!(
+    let resolved = match resolve_set(settings, &python, &helper, &lines, scratch, stop, log)? {
+        Ok(r) => r,
+        Err(said) => {
+            return Err(EnvError::Refused(vec![format!(
                 "the requirements cannot be met together with the runtime's packages \
                  (pip, wheels only):\n{said}"
-            )])),
-            false => Err(EnvError::Judge(format!("pip's resolution failed:\n{said}"))),
-        };
-    }
-    let report: serde_json::Value = std::fs::read(&report_path)
-        .map_err(|e| e.to_string())
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-        .map_err(|e| judge_err("pip's report", e))?;
-    let mut items = Vec::new();
-    for item in report["install"].as_array().into_iter().flatten() {
-        let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-        let name = s(&item["metadata"]["name"]);
-        let version = s(&item["metadata"]["version"]);
-        let url = s(&item["download_info"]["url"]);
-        let sha256 = s(&item["download_info"]["archive_info"]["hashes"]["sha256"]);
-        let last = url.rsplit('/').next().unwrap_or_default();
-        let filename = percent_decode(last.split(['#', '?']).next().unwrap_or_default());
-        if name.is_empty()
-            || version.is_empty()
-            || sha256.len() != 64
-            || !sha256.bytes().all(|b| b.is_ascii_hexdigit())
-            || !plain_wheel_name(&filename)
-        {
-            return Err(EnvError::Judge(format!(
-                "pip's report names {name:?} {version:?} without a wheel and its sha256"
-            )));
+            )]));
         }
-        items.push((
-            Package {
-                name,
-                version,
-                sha256: sha256.to_ascii_lowercase(),
-            },
-            filename,
-        ));
-    }
+    };
+    let Resolved {
+        mut items,
+        requested,
+        requires,
+    } = resolved;
     log(&format!(
         "pip resolved the requirements against the runtime in {:.1} s: {}",
         t.elapsed().as_secs_f64(),
@@ -469,17 +417,20 @@ pub fn resolve(
     items.sort_by_key(|a| runtime::normalise(&a.0.name));
     let key = env_key(items.iter().map(|(p, _)| p));
 
-    // 3. Sizes, then the wheels the cache lacks.
+    // 3. Sizes (each package's: the cached wheel's, else the index's), then the wheels
+    // the cache lacks.
     let cached = |p: &Package, f: &str| settings.cache.join("wheels").join(&p.sha256).join(f);
     let missing: Vec<&(Package, String)> = items
         .iter()
         .filter(|(p, f)| !cached(p, f).is_file())
         .collect();
-    let mut bytes: u64 = items
+    let mut size_of: std::collections::BTreeMap<String, u64> = items
         .iter()
-        .filter_map(|(p, f)| std::fs::metadata(cached(p, f)).ok())
-        .map(|m| m.len())
-        .sum();
+        .filter_map(|(p, f)| {
+            let m = std::fs::metadata(cached(p, f)).ok()?;
+            Some((runtime::normalise(&p.name), m.len()))
+        })
+        .collect();
     let limit = policy.download_mb.saturating_mul(1 << 20);
     if !missing.is_empty() {
         let asked: Vec<serde_json::Value> = missing
@@ -503,15 +454,21 @@ pub fn resolve(
             true => serde_json::from_str(&out.stdout).unwrap_or_default(),
             false => Default::default(),
         };
-        bytes += missing
-            .iter()
-            .filter_map(|(_, f)| sizes.get(f).copied().flatten())
-            .sum::<u64>();
+        for (p, f) in &missing {
+            if let Some(n) = sizes.get(f).copied().flatten() {
+                size_of.insert(runtime::normalise(&p.name), n);
+            }
+        }
     }
+    let bulk = Bulk {
+        items: &items,
+        size_of: &size_of,
+        requested: &requested,
+        requires: &requires,
+    };
+    let bytes: u64 = size_of.values().sum();
     if bytes > limit {
-        return Err(EnvError::Refused(vec![too_big(
-            reqs, &items, bytes, policy,
-        )]));
+        return Err(EnvError::Refused(too_big(&bulk, bytes, policy)));
     }
     if !missing.is_empty() {
         download(settings, &python, &missing, scratch, stop, log)?;
@@ -523,9 +480,7 @@ pub fn resolve(
         .map(|m| m.len())
         .sum();
     if bytes > limit {
-        return Err(EnvError::Refused(vec![too_big(
-            reqs, &items, bytes, policy,
-        )]));
+        return Err(EnvError::Refused(too_big(&bulk, bytes, policy)));
     }
     Ok(Some(Resolution {
         key,
@@ -533,6 +488,458 @@ pub fn resolve(
         wheels,
         bytes,
     }))
+}
+
+/// A resolved set's sizes and who asked for what: to name what brings the bulk.
+struct Bulk<'a> {
+    items: &'a [(Package, String)],
+    /// Normalised name → its wheel's bytes.
+    size_of: &'a std::collections::BTreeMap<String, u64>,
+    requested: &'a std::collections::BTreeSet<String>,
+    requires: &'a std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl Bulk<'_> {
+    /// Each requested package with the bytes of it and everything it brings into the
+    /// set (its dependencies, transitively), the largest first.
+    fn by_request(&self) -> Vec<(String, u64)> {
+        let version = |n: &str| {
+            self.items
+                .iter()
+                .find(|(p, _)| runtime::normalise(&p.name) == n)
+                .map(|(p, _)| format!("{} {}", p.name, p.version))
+                .unwrap_or_else(|| n.to_string())
+        };
+        let mut out: Vec<(String, u64)> = self
+            .requested
+            .iter()
+            .map(|root| {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut todo = vec![root.clone()];
+                while let Some(n) = todo.pop() {
+                    if !self.size_of.contains_key(&n) || !seen.insert(n.clone()) {
+                        continue;
+                    }
+                    todo.extend(self.requires.get(&n).into_iter().flatten().cloned());
+                }
+                let bytes = seen.iter().filter_map(|n| self.size_of.get(n)).sum();
+                (version(root), bytes)
+            })
+            .collect();
+        out.sort_by_key(|a| std::cmp::Reverse(a.1));
+        out
+    }
+}
+
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
+}
+
+/// The refusal of a set over the download limit: what brings the bulk first, then the
+/// largest wheels, one a line.
+fn too_big(bulk: &Bulk, bytes: u64, policy: &PackagesDef) -> Vec<String> {
+    let by_request = bulk.by_request();
+    let mut out = vec![format!(
+        "the environment needs {} MiB of wheels, more than this challenge's download limit \
+         of {} MiB{}",
+        mib(bytes),
+        policy.download_mb,
+        match by_request.first() {
+            Some((name, b)) => format!(
+                "; {name} brings {} MiB of it (with its dependencies)",
+                mib(*b)
+            ),
+            None => String::new(),
+        }
+    )];
+    let mut largest: Vec<(&Package, u64)> = bulk
+        .items
+        .iter()
+        .filter_map(|(p, _)| Some((p, *bulk.size_of.get(&runtime::normalise(&p.name))?)))
+        .collect();
+    largest.sort_by_key(|a| std::cmp::Reverse(a.1));
+    out.push(format!(
+        "the largest wheels: {}",
+        largest
+            .iter()
+            .take(5)
+            .map(|(p, b)| format!("{} {} ({} MiB)", p.name, p.version, mib(*b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if by_request
+        .first()
+        .is_some_and(|(n, _)| n.starts_with("torch "))
+    {
+        out.push(
+            "torch's Linux wheels on the package index carry CUDA libraries (the judge runs \
+             on CPUs): the organiser may raise the challenge's packages.download_mb"
+                .into(),
+        );
+    }
+    out.push(format!(
+        "use the runtime's packages ({}) where you can, or a smaller package",
+        runtime_summary()
+    ));
+    out
+}
+
+/// Checks advice before it is shown: whether pip resolves `lines` (the entry's
+/// requirements with the advice applied) with the runtime at `python`, made consistent
+/// with the runtime as an environment would be. `Ok(Ok(set))`: what would be installed;
+/// `Ok(Err(text))`: pip's refusal.
+pub fn verify(
+    settings: &EnvSettings,
+    python: &Path,
+    lines: &[String],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+    log: &mut dyn FnMut(&str),
+) -> Result<Result<Vec<Package>, String>, EnvError> {
+    std::fs::create_dir_all(scratch).map_err(|e| judge_err("scratch folder", e))?;
+    let helper = scratch.join("index.py");
+    std::fs::write(&helper, INDEX_PY).map_err(|e| judge_err("index helper", e))?;
+    Ok(
+        resolve_set(settings, python, &helper, lines, scratch, stop, log)?
+            .map(|r| r.items.into_iter().map(|(p, _)| p).collect()),
+    )
+}
+
+/// The whole file as the judge advises it, checked by pip: each advised requirement
+/// starts at its narrowest (the pin's release series); while pip refuses the set, the
+/// advised packages its message names (else all) are widened a step (the same major
+/// version, then any later release). The problem shown: the file to copy, or pip's
+/// reason for the widest set.
+#[allow(clippy::too_many_arguments)]
+fn advise(
+    settings: &EnvSettings,
+    python: &Path,
+    helper: &Path,
+    reqs: &[Requirement],
+    problems: &[WheelProblem],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+    log: &mut dyn FnMut(&str),
+) -> Result<String, EnvError> {
+    let mut level: Vec<usize> = vec![0; reqs.len()];
+    let advice_of = |r: &Requirement| problems.iter().find(|p| p.name == r.name);
+    let lines_at = |level: &[usize]| -> Vec<String> {
+        reqs.iter()
+            .zip(level)
+            .map(|(r, &l)| match advice_of(r) {
+                Some(p) => p.advice[l.min(p.advice.len() - 1)].clone(),
+                None => r.pip_line(),
+            })
+            .collect()
+    };
+    let checked = |lines: &[String], set: &Resolved| {
+        format!(
+            "the requirements as the judge advises them, checked (pip resolves them for \
+             {}{}):\n{}",
+            python_name(),
+            match set.items.is_empty() {
+                true => String::new(),
+                false => format!(", installing {}", named(&set.items)),
+            },
+            lines.join("\n")
+        )
+    };
+    let mut said = match resolve_set(
+        settings,
+        python,
+        helper,
+        &lines_at(&level),
+        scratch,
+        stop,
+        log,
+    )? {
+        Ok(set) => return Ok(checked(&lines_at(&level), &set)),
+        Err(said) => said,
+    };
+    loop {
+        let widenable: Vec<usize> = (0..reqs.len())
+            .filter(|&i| advice_of(&reqs[i]).is_some_and(|p| level[i] + 1 < p.advice.len()))
+            .collect();
+        let named_by_pip: Vec<usize> = widenable
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let n = runtime::normalise(&reqs[i].name);
+                said.lines()
+                    .any(|l| l.split_whitespace().any(|w| runtime::normalise(w) == n))
+            })
+            .collect();
+        let candidates = match named_by_pip.is_empty() {
+            false => named_by_pip,
+            true => widenable,
+        };
+        if candidates.is_empty() {
+            return Ok(format!(
+                "the judge found no advice that pip resolves: with {} pip says:\n{said}",
+                lines_at(&level).join(", ")
+            ));
+        }
+        // One package widened at a time first, so that the others keep their era's
+        // release series (scipy<1.10 still has what peakutils imports).
+        for &i in &candidates {
+            let mut one = level.clone();
+            one[i] += 1;
+            let lines = lines_at(&one);
+            if let Ok(set) = resolve_set(settings, python, helper, &lines, scratch, stop, log)? {
+                log(&format!("advice resolved with {} widened", reqs[i].name));
+                return Ok(checked(&lines, &set));
+            }
+        }
+        log(&format!(
+            "advice not resolved by pip; widened: {}",
+            candidates
+                .iter()
+                .map(|&i| reqs[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for i in candidates {
+            level[i] += 1;
+        }
+        said = match resolve_set(
+            settings,
+            python,
+            helper,
+            &lines_at(&level),
+            scratch,
+            stop,
+            log,
+        )? {
+            Ok(set) => return Ok(checked(&lines_at(&level), &set)),
+            Err(said) => said,
+        };
+    }
+}
+
+/// A requirement without a wheel for the runtime, as the index helper words it.
+#[derive(Deserialize)]
+struct WheelProblem {
+    name: String,
+    message: String,
+    /// The requirements the judge would write instead, narrowest first, when it has
+    /// them.
+    #[serde(default)]
+    advice: Vec<String>,
+}
+
+/// What pip's resolution gave: the wheels to install, and for each package whether the
+/// entry asked for it and what it needs (for naming what brings the bulk).
+struct Resolved {
+    items: Vec<(Package, String)>,
+    /// Normalised names of the packages asked for.
+    requested: std::collections::BTreeSet<String>,
+    /// Normalised name → the normalised names it requires (markers not evaluated).
+    requires: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// The runtime's Python as messages name it.
+fn python_name() -> String {
+    let (major, minor) = runtime::PYTHON_VERSION;
+    format!("CPython {major}.{minor}")
+}
+
+/// pip's text as the team is shown it: its own lines, without the judge's folders.
+fn pip_text(text: &str, scratch: &Path, settings: &EnvSettings) -> String {
+    // From pip's first error on, without its generic "To fix this you could try"
+    // list: the conflict's own lines are the part a team needs.
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines
+        .iter()
+        .position(|l| l.starts_with("ERROR:"))
+        .unwrap_or(lines.len().saturating_sub(12));
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for l in &lines[from..] {
+        if l.starts_with("To fix this you could try") {
+            skipping = true;
+            continue;
+        }
+        if skipping && (l.trim_start().starts_with(|c: char| c.is_ascii_digit())) {
+            continue;
+        }
+        skipping = false;
+        kept.push(*l);
+    }
+    let mut t = kept[kept.len().saturating_sub(30)..].join("\n");
+    for (dir, shown) in [(scratch, ""), (settings.cache.as_path(), "<cache>/")] {
+        t = t.replace(&format!("{}/", dir.display()), shown);
+        t = t.replace(&dir.display().to_string(), shown.trim_end_matches('/'));
+    }
+    t
+}
+
+/// Resolves `lines` with pip against the runtime, then makes the set consistent with
+/// the runtime: a runtime package whose own requirements the set breaks (the runtime's
+/// scipy under an older numpy) is resolved again with the set (`scipy!=1.17.0`), so
+/// that pip picks a version that fits, up to a few rounds. `Ok(Err(text))`: pip refused
+/// (its text, for the team).
+#[allow(clippy::too_many_arguments)]
+fn resolve_set(
+    settings: &EnvSettings,
+    python: &Path,
+    helper: &Path,
+    lines: &[String],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+    log: &mut dyn FnMut(&str),
+) -> Result<Result<Resolved, String>, EnvError> {
+    let mut lines = lines.to_vec();
+    for _round in 0..4 {
+        let resolved = match dry_run(settings, python, &lines, scratch, stop)? {
+            Ok(r) => r,
+            Err(said) => return Ok(Err(said)),
+        };
+        let overlay: std::collections::BTreeMap<&str, &str> = resolved
+            .items
+            .iter()
+            .map(|(p, _)| (p.name.as_str(), p.version.as_str()))
+            .collect();
+        let input = serde_json::to_vec(&overlay).map_err(|e| judge_err("runtime check", e))?;
+        let out = run_host(
+            Command::new(python)
+                .arg("-I")
+                .arg(helper)
+                .arg("broken")
+                .arg(&settings.index_url),
+            &input,
+            settings.step_timeout,
+            scratch,
+            stop,
+        )
+        .map_err(|e| judge_err("checking the runtime's packages", e))?;
+        let broken: Vec<(String, String)> = match out.ok {
+            true => serde_json::from_str(&out.stdout)
+                .map_err(|e| judge_err("the runtime check's answer", e))?,
+            false => {
+                return Err(EnvError::Judge(format!(
+                    "checking the runtime's packages failed:\n{}",
+                    tail(&out.stderr, 10)
+                )));
+            }
+        };
+        if broken.is_empty() {
+            return Ok(Ok(resolved));
+        }
+        log(&format!(
+            "the set would break the runtime's {}: resolved again with a version of each \
+             that fits",
+            broken
+                .iter()
+                .map(|(n, v)| format!("{n} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        lines.extend(broken.into_iter().map(|(n, v)| format!("{n}!={v}")));
+    }
+    Ok(Err(
+        "the set and the runtime's packages did not settle in four rounds of resolution".into(),
+    ))
+}
+
+/// One `pip install --dry-run --report` of `lines` against the runtime.
+fn dry_run(
+    settings: &EnvSettings,
+    python: &Path,
+    lines: &[String],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+) -> Result<Result<Resolved, String>, EnvError> {
+    let req_file = scratch.join("requirements.txt");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&req_file, text).map_err(|e| judge_err("requirements copy", e))?;
+    let report_path = scratch.join("report.json");
+    let _ = std::fs::remove_file(&report_path);
+    let pip_cache = settings.cache.join("pip");
+    let out = run_host(
+        Command::new(python)
+            .args(["-I", "-m", "pip", "install", "--dry-run", "--quiet"])
+            .args(["--isolated", "--no-input", "--disable-pip-version-check"])
+            .args(["--only-binary", ":all:", "--index-url", &settings.index_url])
+            .arg("--cache-dir")
+            .arg(&pip_cache)
+            .arg("--report")
+            .arg(&report_path)
+            .arg("-r")
+            .arg(&req_file),
+        &[],
+        settings.step_timeout,
+        scratch,
+        stop,
+    )
+    .map_err(|e| judge_err("pip's resolution", e))?;
+    if !out.ok {
+        let said = pip_text(&out.stderr, scratch, settings);
+        let entry_fault = [
+            "ResolutionImpossible",
+            "No matching distribution",
+            "conflict",
+        ]
+        .iter()
+        .any(|s| said.contains(s));
+        return match entry_fault {
+            true => Ok(Err(said)),
+            false => Err(EnvError::Judge(format!("pip's resolution failed:\n{said}"))),
+        };
+    }
+    let report: serde_json::Value = std::fs::read(&report_path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+        .map_err(|e| judge_err("pip's report", e))?;
+    let mut resolved = Resolved {
+        items: Vec::new(),
+        requested: Default::default(),
+        requires: Default::default(),
+    };
+    for item in report["install"].as_array().into_iter().flatten() {
+        let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        let name = s(&item["metadata"]["name"]);
+        let version = s(&item["metadata"]["version"]);
+        let url = s(&item["download_info"]["url"]);
+        let sha256 = s(&item["download_info"]["archive_info"]["hashes"]["sha256"]);
+        let last = url.rsplit('/').next().unwrap_or_default();
+        let filename = percent_decode(last.split(['#', '?']).next().unwrap_or_default());
+        if name.is_empty()
+            || version.is_empty()
+            || sha256.len() != 64
+            || !sha256.bytes().all(|b| b.is_ascii_hexdigit())
+            || !plain_wheel_name(&filename)
+        {
+            return Err(EnvError::Judge(format!(
+                "pip's report names {name:?} {version:?} without a wheel and its sha256"
+            )));
+        }
+        let key = runtime::normalise(&name);
+        if item["requested"].as_bool() == Some(true) {
+            resolved.requested.insert(key.clone());
+        }
+        let needs = item["metadata"]["requires_dist"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.as_str())
+            .map(|d| {
+                let end = d
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                    .unwrap_or(d.len());
+                runtime::normalise(&d[..end])
+            })
+            .collect();
+        resolved.requires.insert(key, needs);
+        resolved.items.push((
+            Package {
+                name,
+                version,
+                sha256: sha256.to_ascii_lowercase(),
+            },
+            filename,
+        ));
+    }
+    Ok(Ok(resolved))
 }
 
 /// `name version` of each package, at most ten named.
@@ -546,28 +953,6 @@ fn named(items: &[(Package, String)]) -> String {
         s.push(format!("and {} more", items.len() - 10));
     }
     s.join(", ")
-}
-
-fn too_big(
-    reqs: &[Requirement],
-    items: &[(Package, String)],
-    bytes: u64,
-    policy: &PackagesDef,
-) -> String {
-    format!(
-        "{} need(s) {} package(s) on top of the runtime ({}): {} MiB of wheels, more than \
-         this challenge's download limit of {} MiB; use the runtime's packages ({}) where \
-         you can, or a smaller package",
-        reqs.iter()
-            .map(|r| r.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        items.len(),
-        named(items),
-        bytes.div_ceil(1 << 20),
-        policy.download_mb,
-        runtime_summary()
-    )
 }
 
 /// The runtime's main packages, for messages.
@@ -714,6 +1099,29 @@ mod tests {
             env_key([p("peakutils", "1.3.5", "ab"), p("x", "1", "bb")].iter())
         );
         assert_ne!(k, env_key(a[..1].iter()));
+    }
+
+    #[test]
+    fn pips_text_keeps_the_conflict_and_drops_the_judges_folders() {
+        let scratch = Path::new("/tmp/.tmpAbc/resolve");
+        let settings = EnvSettings {
+            cache: PathBuf::from("/var/cache/pj"),
+            index_url: DEFAULT_INDEX.into(),
+            step_timeout: Duration::from_secs(1),
+        };
+        let text = "Collecting numpy\n  Downloading x\nERROR: Cannot install -r \
+                    /tmp/.tmpAbc/resolve/requirements.txt (line 2) because these package \
+                    versions have conflicting dependencies.\n\nThe conflict is caused by:\n    \
+                    wfdb 3.0.0 depends on numpy==1.18.5\n\nTo fix this you could try to:\n\
+                    1. loosen the range\n2. remove package versions\n\nERROR: \
+                    ResolutionImpossible: for help visit https://pip.pypa.io/x\n";
+        assert_eq!(
+            pip_text(text, scratch, &settings),
+            "ERROR: Cannot install -r requirements.txt (line 2) because these package \
+             versions have conflicting dependencies.\nThe conflict is caused by:\n    \
+             wfdb 3.0.0 depends on numpy==1.18.5\nERROR: ResolutionImpossible: for help \
+             visit https://pip.pypa.io/x"
+        );
     }
 
     #[test]

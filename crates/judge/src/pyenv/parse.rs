@@ -334,28 +334,101 @@ fn parse_line(raw: &str) -> Result<Option<Requirement>, String> {
 pub enum Debian {
     /// `python3` itself: the runtime is the interpreter.
     Python,
-    /// A Debian Python package: the pip package it carries (`python3-sklearn` is
-    /// `scikit-learn`), resolved like a requirement without a version (a Debian version
-    /// says nothing about a pip one).
+    /// A Debian package of a Python module the judge knows ([`DEBIAN_PYTHON`]): the pip
+    /// package that module comes in (`python3-sklearn` is `scikit-learn`), resolved like
+    /// a requirement without a version (a Debian version says nothing about a pip one).
     Pip {
         line: usize,
         debian: String,
         pip: String,
     },
-    /// Anything else: it must be installed on the judge's machine (the sandbox shows
-    /// its `/usr`); the judge installs no Debian package.
+    /// Headers, compilers and pip itself: nothing an entry's run needs here (the judge
+    /// installs wheels, and the runtime has its Python).
+    Ignored { line: usize, name: String },
+    /// Anything else, `python3-X` the judge does not know included (a name anyone could
+    /// register on the index is never guessed from it): a Debian package.
     System { line: usize, name: String },
 }
 
-/// Debian names whose pip name is not the part after `python3-`.
-const DEBIAN_RENAMES: [(&str, &str); 6] = [
+/// Debian packages of Python modules, by the part after `python3-`/`python-`, and the
+/// pip package each module comes in. Only these become pip requirements.
+pub const DEBIAN_PYTHON: [(&str, &str); 40] = [
+    ("numpy", "numpy"),
+    ("scipy", "scipy"),
     ("sklearn", "scikit-learn"),
     ("skimage", "scikit-image"),
+    ("pandas", "pandas"),
+    ("matplotlib", "matplotlib"),
     ("pywt", "PyWavelets"),
     ("yaml", "PyYAML"),
     ("opencv", "opencv-python-headless"),
     ("serial", "pyserial"),
+    ("h5py", "h5py"),
+    ("joblib", "joblib"),
+    ("tqdm", "tqdm"),
+    ("requests", "requests"),
+    ("six", "six"),
+    ("statsmodels", "statsmodels"),
+    ("sympy", "sympy"),
+    ("networkx", "networkx"),
+    ("numba", "numba"),
+    ("pil", "pillow"),
+    ("biopython", "biopython"),
+    ("dateutil", "python-dateutil"),
+    ("tables", "tables"),
+    ("seaborn", "seaborn"),
+    ("keras", "keras"),
+    ("theano", "Theano"),
+    ("lxml", "lxml"),
+    ("bs4", "beautifulsoup4"),
+    ("wfdb", "wfdb"),
+    ("soundfile", "soundfile"),
+    ("mne", "mne"),
+    ("nibabel", "nibabel"),
+    ("patsy", "patsy"),
+    ("xlrd", "xlrd"),
+    ("tz", "pytz"),
+    ("psutil", "psutil"),
+    ("future", "future"),
+    ("setuptools", "setuptools"),
+    ("cython", "Cython"),
+    ("peakutils", "PeakUtils"),
 ];
+
+/// Debian packages that are a known module's compiled or extra part
+/// (`python3-sklearn-lib`): the same pip package.
+const DEBIAN_PARTS: [&str; 4] = ["-lib", "-dbg", "-doc", "-data"];
+
+/// Packages a `dependencies.txt` may name that the judge needs not install.
+const DEBIAN_IGNORED: [&str; 12] = [
+    "python-dev",
+    "python3-dev",
+    "python3-pip",
+    "python-pip",
+    "python3-minimal",
+    "python3-venv",
+    "python3-setuptools",
+    "build-essential",
+    "gcc",
+    "g++",
+    "make",
+    "libpython3-dev",
+];
+
+/// The pip package of a Debian Python package, if the judge knows its module.
+pub fn debian_pip(name: &str) -> Option<&'static str> {
+    let module = name
+        .strip_prefix("python3-")
+        .or_else(|| name.strip_prefix("python-"))?;
+    let module = DEBIAN_PARTS
+        .iter()
+        .find_map(|p| module.strip_suffix(p))
+        .unwrap_or(module);
+    DEBIAN_PYTHON
+        .iter()
+        .find(|(d, _)| *d == module)
+        .map(|(_, pip)| *pip)
+}
 
 /// Reads a `dependencies.txt` (`name` or `name = version` a line, `#` comments).
 pub fn parse_debian(file: &str, text: &str) -> Result<Vec<Debian>, Vec<String>> {
@@ -380,24 +453,20 @@ pub fn parse_debian(file: &str, text: &str) -> Result<Vec<Debian>, Vec<String>> 
             ));
             continue;
         }
-        let py = name
-            .strip_prefix("python3-")
-            .or_else(|| name.strip_prefix("python-"));
-        out.push(match (name, py) {
-            ("python3" | "python" | "python3-minimal" | "python3-dev" | "python3-pip", _) => {
-                Debian::Python
-            }
-            (_, Some(p)) if is_name(p) => Debian::Pip {
-                line: i + 1,
+        let line = i + 1;
+        out.push(match (name, debian_pip(name)) {
+            ("python3" | "python", _) => Debian::Python,
+            (n, _) if DEBIAN_IGNORED.contains(&n) => Debian::Ignored {
+                line,
+                name: n.to_string(),
+            },
+            (_, Some(pip)) => Debian::Pip {
+                line,
                 debian: name.to_string(),
-                pip: DEBIAN_RENAMES
-                    .iter()
-                    .find(|(d, _)| *d == p)
-                    .map_or(p, |(_, pip)| pip)
-                    .to_string(),
+                pip: pip.to_string(),
             },
             _ => Debian::System {
-                line: i + 1,
+                line,
                 name: name.to_string(),
             },
         });
@@ -536,6 +605,17 @@ mod tests {
         );
         assert!(matches!(&d[2], Debian::Pip { pip, .. } if pip == "PyWavelets"));
         assert!(matches!(&d[3], Debian::System { name, line: 4 } if name == "octave"));
+        // Only modules the judge knows become pip packages; the rest stay Debian's.
+        let d = parse_debian(
+            "d",
+            "python-dev\npython3-sklearn-lib\npython3-foo\nbuild-essential\npython-numpy\n",
+        )
+        .unwrap();
+        assert!(matches!(&d[0], Debian::Ignored { name, line: 1 } if name == "python-dev"));
+        assert!(matches!(&d[1], Debian::Pip { pip, line: 2, .. } if pip == "scikit-learn"));
+        assert!(matches!(&d[2], Debian::System { name, line: 3 } if name == "python3-foo"));
+        assert!(matches!(&d[3], Debian::Ignored { line: 4, .. }));
+        assert!(matches!(&d[4], Debian::Pip { pip, .. } if pip == "numpy"));
     }
 
     #[test]
