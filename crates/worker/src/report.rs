@@ -263,6 +263,7 @@ mod tests {
             }),
             error: None,
             environment: None,
+            runtime: None,
             judge_version: "0.1.0".into(),
         }
     }

@@ -163,6 +163,9 @@ struct Evaluator<'a, 'p> {
     /// read-only at [`ENV_MOUNT`] from prep's `setup.sh` on.
     env_site: Option<PathBuf>,
     environment: Option<Box<crate::pyenv::EnvironmentReport>>,
+    /// The runtime the entry runs on: the evaluation's default until prep chooses.
+    runtime: runtime::Runtime,
+    runtime_choice: Option<crate::result::RuntimeChoice>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -203,6 +206,8 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         wanted: Vec::new(),
         env_site: None,
         environment: None,
+        runtime: ev.runtime.clone(),
+        runtime_choice: None,
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -222,6 +227,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
                     message: e.to_string(),
                 }),
                 environment: run.environment.take(),
+                runtime: run.runtime_choice.take(),
                 judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             // The judge's failure is the answer; a result that cannot be written too
@@ -352,6 +358,7 @@ impl Evaluator<'_, '_> {
             exam_score: for_participant,
             error: None,
             environment: self.environment.take(),
+            runtime: self.runtime_choice.take(),
             judge_version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
@@ -471,7 +478,8 @@ impl Evaluator<'_, '_> {
             dst: PathBuf::from("/entry"),
             writable: true,
         }];
-        cfg.binds.extend(self.ev.runtime.binds());
+        cfg.binds.extend(self.runtime.binds());
+        cfg.system_root = self.runtime.system_root();
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {
