@@ -131,8 +131,10 @@ pub const ROOTFS: &str = "rootfs";
 /// linker with the release's libraries, so that it imports the release's standard
 /// library and `/usr/local` packages (found from its path) and reports the release's C
 /// library to pip.
-fn launcher(root: &Path, release: Release) -> Result<String, RuntimeError> {
-    let linker = resolve_in(root, Path::new("/lib64/ld-linux-x86-64.so.2"))?;
+fn launcher(built: &Path, root: &Path, release: Release) -> Result<String, RuntimeError> {
+    // Resolved in the tree as built, named where it will be used.
+    let linker = resolve_in(built, Path::new("/lib64/ld-linux-x86-64.so.2"))?;
+    let linker = root.join(linker.strip_prefix(built).unwrap_or(&linker));
     let (major, minor) = release.python();
     let q = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
     let libs = [
@@ -248,7 +250,7 @@ pub fn setup_release(
     // hash; the install inside the root file system is then offline.
     let early = partial.join("bin/python");
     std::fs::create_dir_all(partial.join("bin")).map_err(io(&partial))?;
-    std::fs::write(&early, launcher(&root, release)?).map_err(io(&early))?;
+    std::fs::write(&early, launcher(&root, &root, release)?).map_err(io(&early))?;
     std::fs::set_permissions(&early, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .map_err(io(&early))?;
     let wheels = root.join("tmp/wheels");
@@ -313,7 +315,7 @@ pub fn setup_release(
     let bin = partial.join("bin");
     std::fs::create_dir_all(&bin).map_err(io(&bin))?;
     let script = bin.join("python");
-    std::fs::write(&script, launcher(&dir.join(ROOTFS), release)?).map_err(io(&script))?;
+    std::fs::write(&script, launcher(&root, &dir.join(ROOTFS), release)?).map_err(io(&script))?;
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .map_err(io(&script))?;
     let stamp = partial.join(crate::STAMP);
