@@ -257,11 +257,17 @@ impl Evaluator<'_, '_> {
         }
         let (rt, o, why) = match (chosen, first_ready) {
             (Some(c), _) => c,
-            (None, Some((rt, o))) if not_set_up.is_empty() => (
-                rt,
-                o,
-                "no runtime has wheels for every pin; the first is tried".to_string(),
-            ),
+            (None, Some((rt, o))) => {
+                let absent = match not_set_up.is_empty() {
+                    true => String::new(),
+                    false => format!(" (not set up on this machine: {})", not_set_up.join(", ")),
+                };
+                (
+                    rt,
+                    o,
+                    format!("no runtime here has wheels for every pin{absent}; the first is tried"),
+                )
+            }
             _ => {
                 return Err(JudgeError::Packages {
                     message: format!(
