@@ -218,7 +218,7 @@ impl Evaluator<'_, '_> {
             }
             let why_words = match notes.is_empty() {
                 true => "the challenge's runtimes".to_string(),
-                false => notes.join("; "),
+                false => format!("the challenge's runtimes ({})", notes.join("; ")),
             };
             if pins.is_empty() {
                 chosen = Some((
