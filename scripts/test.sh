@@ -52,6 +52,19 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   fi
 fi
 
+# The era runtimes the tests use (docs/runtimes.md): Debian root file systems built by
+# mmdebstrap, kept in a folder reused while intact (a runtime whose lock changed gets a
+# new folder). Building one takes a few minutes; a warm cache costs nothing.
+if ! command -v mmdebstrap >/dev/null; then
+  echo "test.sh: installing mmdebstrap" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get install -y mmdebstrap; else sudo apt-get install -y mmdebstrap; fi
+fi
+export PHYSIOJUDGE_RUNTIMES_DIR="${PHYSIOJUDGE_RUNTIMES_DIR:-$root/target/runtimes}"
+cargo build --locked -p physiojudge
+for release in bullseye; do
+  "$root/target/debug/physiojudge" runtime setup --release "$release"
+done
+
 export PHYSIOJUDGE_ORACLE_PYTHON="$venv/bin/python"
 export PHYSIOJUDGE_REQUIRE_ORACLE=1
 export PHYSIOJUDGE_REQUIRE_DATA=1

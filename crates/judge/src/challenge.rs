@@ -157,6 +157,28 @@ pub struct Challenge {
     /// packages").
     #[serde(default)]
     pub packages: PackagesDef,
+    /// Which Python runtimes an entry may run on (docs/runtimes.md).
+    #[serde(default)]
+    pub runtime: RuntimeDef,
+}
+
+/// The organiser's `[runtime]` table: the runtimes entries may run on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuntimeDef {
+    /// By name: `default` (the host's CPython, today's runtime) and the era runtimes
+    /// `bullseye`, `bookworm`, `trixie`, in the organiser's order of preference.
+    pub allowed: Vec<String>,
+}
+
+impl Default for RuntimeDef {
+    fn default() -> Self {
+        RuntimeDef {
+            allowed: ["default", "trixie", "bookworm", "bullseye"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
 }
 
 /// The organiser's rules for the packages an entry brings.
@@ -344,6 +366,17 @@ impl Challenge {
         }
         if p.deny.len() > 1000 || p.deny.iter().any(|d| d.is_empty() || d.len() > 200) {
             return Err("packages.deny must list at most 1000 names of 1-200 characters".into());
+        }
+        if self.runtime.allowed.is_empty()
+            || self.runtime.allowed.iter().any(|r| {
+                r != "default" && runtime::Release::from_name(r).is_none_or(|x| x.name() != r)
+            })
+        {
+            return Err(format!(
+                "runtime.allowed must list one or more of default, bullseye, bookworm, \
+                 trixie; it lists {:?}",
+                self.runtime.allowed
+            ));
         }
         let plain = |s: &str| {
             !s.is_empty()

@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod pyenv;
 pub mod rescore;
 pub mod result;
+pub mod runtimes;
 pub mod shown;
 pub mod streaming;
 pub mod unpack;

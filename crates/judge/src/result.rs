@@ -384,7 +384,22 @@ pub struct EvalResult {
     /// optional import that fails).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The Python runtime the entry ran on and why it was chosen (docs/runtimes.md);
+    /// absent when prep stopped before the choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeChoice>,
     pub judge_version: String,
+}
+
+/// Which runtime an entry got, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeChoice {
+    /// `default`, `bullseye`, `bookworm` or `trixie`.
+    pub name: String,
+    /// Its CPython, `3.9`.
+    pub python: String,
+    /// Why, in one sentence.
+    pub why: String,
 }
 
 impl EvalResult {

@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// on the PATH: `python` is then its interpreter with numpy, scipy, wfdb, scikit-learn.
     #[arg(long)]
     pub runtime: bool,
+    /// Show an era runtime instead (`physiojudge runtime setup --release R`): its Debian
+    /// root file system as the whole system (/usr, /lib, /bin, /etc) and its Python at
+    /// /runtime.
+    #[arg(long, value_name = "RELEASE", conflicts_with = "runtime")]
+    pub release: Option<String>,
     /// Sandbox slot: concurrent runs must use different slots (uid 60000 + slot).
     #[arg(long, default_value_t = 0)]
     pub slot: u32,
@@ -102,10 +107,18 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     for r in &a.rw {
         binds.push(bind(r, true)?);
     }
-    let runtime = if a.runtime {
-        Some(runtime::Runtime::open(&runtime::default_dir())?)
-    } else {
-        None
+    let runtime = match (&a.release, a.runtime) {
+        (Some(name), _) => {
+            let release = runtime::Release::from_name(name).ok_or_else(|| {
+                crate::output::UsageError(format!(
+                    "--release {name}: the releases are {}",
+                    runtime::Release::ALL.map(|r| r.to_string()).join(", ")
+                ))
+            })?;
+            Some(runtime::Runtime::find(release)?)
+        }
+        (None, true) => Some(runtime::Runtime::open(&runtime::default_dir())?),
+        (None, false) => None,
     };
     if let Some(r) = &runtime {
         binds.extend(r.binds());
@@ -118,6 +131,7 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         .or_else(|| binds.iter().find(|b| b.writable).map(|b| b.dst.clone()))
         .unwrap_or_else(|| PathBuf::from("/"));
     cfg.binds = binds;
+    cfg.system_root = runtime.as_ref().and_then(runtime::Runtime::system_root);
     if runtime.is_some() {
         for (k, v) in &mut cfg.env {
             if k == "PATH" {

@@ -16,6 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod release;
+pub use release::{DEFAULT_MIRROR, ROOTFS, Release, setup_release};
+
 /// The pinned requirements, embedded so that the binary works from anywhere.
 pub const LOCK: &str = include_str!("../../../runtime/requirements.lock");
 
@@ -29,7 +32,7 @@ pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
 pub const PYTHON_VERSION: (u32, u32) = (3, 11);
 
 /// The file that marks a runtime complete: a copy of the lock it was built from.
-const STAMP: &str = "physiojudge-runtime.lock";
+pub(crate) const STAMP: &str = "physiojudge-runtime.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
@@ -51,7 +54,7 @@ pub enum RuntimeError {
     Lock { line: usize, message: String },
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
     move |source| RuntimeError::Io {
         path: path.to_path_buf(),
         source,
@@ -136,7 +139,7 @@ pub fn normalise(name: &str) -> String {
 
 /// 64-bit FNV-1a: a stable name for a lock's runtime directory (not for security; the
 /// stamp holds the whole lock and is compared in full).
-fn fnv1a(text: &str) -> u64 {
+pub(crate) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -173,6 +176,9 @@ pub fn default_dir() -> PathBuf {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runtime {
     dir: PathBuf,
+    /// `None`: the default runtime (a virtual environment of the host's Python, shown
+    /// with the host's system directories); else a release's root file system.
+    release: Option<Release>,
 }
 
 impl Runtime {
@@ -195,17 +201,82 @@ impl Runtime {
         }
         Ok(Runtime {
             dir: dir.to_path_buf(),
+            release: None,
         })
+    }
+
+    /// The `release` runtime in `dir`, if it is complete and built from its embedded
+    /// lock.
+    pub fn open_release(dir: &Path, release: Release) -> Result<Runtime, RuntimeError> {
+        let not = |why: &str| RuntimeError::NotSetUp {
+            dir: dir.to_path_buf(),
+            why: format!(
+                "{why} (build it with `physiojudge runtime setup --release {}`)",
+                release.name()
+            ),
+        };
+        match std::fs::read_to_string(dir.join(STAMP)) {
+            Ok(stamp) if stamp == release.lock() => {}
+            Ok(_) => return Err(not("it was built from another lock")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not("it is not set up"));
+            }
+            Err(e) => return Err(io(&dir.join(STAMP))(e)),
+        }
+        for need in ["bin/python", "rootfs/runtime/bin/python", "rootfs/usr/bin"] {
+            if std::fs::symlink_metadata(dir.join(need)).is_err() {
+                return Err(not(&format!("{need} is missing")));
+            }
+        }
+        Ok(Runtime {
+            dir: dir.to_path_buf(),
+            release: Some(release),
+        })
+    }
+
+    /// The release's runtime in its default folder ([`Release::default_dir`]).
+    pub fn find(release: Release) -> Result<Runtime, RuntimeError> {
+        Runtime::open_release(&release.default_dir(), release)
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The Debian release of a release runtime; `None` for the default runtime.
+    pub fn release(&self) -> Option<Release> {
+        self.release
+    }
+
+    /// `default` or the release's name: what `result.json` and prep.log call it.
+    pub fn name(&self) -> &'static str {
+        self.release.map_or("default", Release::name)
+    }
+
+    /// Its CPython, major and minor.
+    pub fn python_version(&self) -> (u32, u32) {
+        self.release.map_or(PYTHON_VERSION, Release::python)
+    }
+
+    /// The lock of its base wheels.
+    pub fn lock(&self) -> &'static str {
+        self.release.map_or(LOCK, Release::lock)
+    }
+
+    /// The root file system whose system directories and `/etc` a sandbox shows for a
+    /// release runtime (`None`: the host's).
+    pub fn system_root(&self) -> Option<PathBuf> {
+        self.release.map(|_| self.dir.join(ROOTFS))
+    }
+
     /// The read-only bind that shows the runtime in a sandbox.
     pub fn bind(&self) -> sandbox::Bind {
+        let src = match self.release {
+            Some(_) => self.dir.join(ROOTFS).join("runtime"),
+            None => self.dir.clone(),
+        };
         sandbox::Bind {
-            src: self.dir.clone(),
+            src,
             dst: PathBuf::from(MOUNT_POINT),
             writable: false,
         }
@@ -218,6 +289,10 @@ impl Runtime {
     /// goes to the run's writable `$HOME`).
     pub fn binds(&self) -> Vec<sandbox::Bind> {
         let mut binds = vec![self.bind()];
+        if self.release.is_some() {
+            // The release's own /etc (its fonts included) comes with its root.
+            return binds;
+        }
         let fonts = Path::new("/etc/fonts");
         if fonts.is_dir() {
             binds.push(sandbox::Bind {
@@ -241,7 +316,7 @@ impl Runtime {
 }
 
 /// Runs a command, turning a failure into an error that shows its output.
-fn run(step: &str, cmd: &mut Command) -> Result<String, RuntimeError> {
+pub(crate) fn run(step: &str, cmd: &mut Command) -> Result<String, RuntimeError> {
     let out = cmd.output().map_err(|e| RuntimeError::Step {
         step: step.to_string(),
         output: e.to_string(),
@@ -346,7 +421,7 @@ pub fn setup(dir: &Path, python: &Path) -> Result<Runtime, RuntimeError> {
     Runtime::open(dir)
 }
 
-fn remove_dir_if_present(dir: &Path) -> Result<(), RuntimeError> {
+pub(crate) fn remove_dir_if_present(dir: &Path) -> Result<(), RuntimeError> {
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(dir)(e)),
         _ => Ok(()),

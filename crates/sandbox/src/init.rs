@@ -472,8 +472,8 @@ fn under(root: &Path, dst: &Path) -> PathBuf {
 /// A read-only view of the host's `src` at the same place under `root`
 /// ([`crate::tree::view`]: inodes of the slot's own, so that no inotify watch or lock on
 /// them reaches another slot's runs).
-fn bind_system(root: &Path, src: &Path) -> Result<(), String> {
-    let target = under(root, src);
+fn bind_system(root: &Path, src: &Path, dst: &Path) -> Result<(), String> {
+    let target = under(root, dst);
     let meta = std::fs::symlink_metadata(src).map_err(io_step("cannot bind", src))?;
     if meta.file_type().is_symlink() {
         // Merged-/usr systems have /bin -> usr/bin: keep the link, not a second mount.
@@ -513,8 +513,14 @@ fn build_root(slot: &SlotSpec) -> Result<(), String> {
     let (nosuid, nodev, noexec) = (MsFlags::MS_NOSUID, MsFlags::MS_NODEV, MsFlags::MS_NOEXEC);
     mount_fs(root, "tmpfs", nosuid | nodev, "size=16m,mode=0755")?;
     for dir in &slot.system {
-        if std::fs::symlink_metadata(dir).is_ok() {
-            bind_system(root, dir)?;
+        // From the runtime's root file system where the slot has one (its links, such as
+        // a merged-/usr `/bin -> usr/bin`, are relative and stay inside it).
+        let src = match &slot.root {
+            Some(r) => under(r, dir),
+            None => dir.clone(),
+        };
+        if std::fs::symlink_metadata(&src).is_ok() {
+            bind_system(root, &src, dir)?;
         }
     }
     // Each run mounts its own /tmp here.
@@ -540,6 +546,38 @@ fn build_root(slot: &SlotSpec) -> Result<(), String> {
     // points in its own namespace's writable copy of it).
     remount_root(MsFlags::MS_RDONLY)?;
     nix::unistd::sethostname("sandbox").map_err(step("sethostname", Path::new("sandbox")))?;
+    Ok(())
+}
+
+/// The files of a runtime's `/etc` that the sandbox writes itself (accounts, hosts) or
+/// that no program of a run may read (password hashes).
+const OWN_ETC: &[&str] = &[
+    "passwd", "group", "hosts", "shadow", "gshadow", "shadow-", "gshadow-",
+];
+
+/// Copies the tree `src` into `dst`: directories, links as links, regular files of at
+/// most 1 MiB (the slot's root is a small tmpfs), with their modes; nothing else.
+fn copy_etc(src: &Path, dst: &Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(src).map_err(io_step("read", src))?;
+    for entry in entries {
+        let entry = entry.map_err(io_step("read", src))?;
+        let name = entry.file_name();
+        if src.ends_with("etc") && OWN_ETC.iter().any(|n| name == *n) {
+            continue;
+        }
+        let (from, to) = (entry.path(), dst.join(&name));
+        let meta = std::fs::symlink_metadata(&from).map_err(io_step("stat", &from))?;
+        if meta.is_symlink() {
+            let link = std::fs::read_link(&from).map_err(io_step("read link", &from))?;
+            std::os::unix::fs::symlink(&link, &to).map_err(io_step("symlink", &to))?;
+        } else if meta.is_dir() {
+            std::fs::create_dir(&to).map_err(io_step("mkdir", &to))?;
+            copy_etc(&from, &to)?;
+            std::fs::set_permissions(&to, meta.permissions()).map_err(io_step("chmod", &to))?;
+        } else if meta.is_file() && meta.len() <= 1 << 20 {
+            std::fs::copy(&from, &to).map_err(io_step("copy", &from))?;
+        }
+    }
     Ok(())
 }
 
@@ -602,6 +640,12 @@ fn build_dev(root: &Path) -> Result<(), String> {
 fn build_etc(root: &Path, spec: &SlotSpec) -> Result<(), String> {
     let etc = root.join("etc");
     std::fs::create_dir_all(&etc).map_err(io_step("mkdir", &etc))?;
+    if let Some(system) = &spec.root {
+        // A runtime's whole /etc (its alternatives, certificates, fonts, linker cache
+        // belong to its packages), copied once per slot; the accounts and hosts are the
+        // sandbox's own, written below.
+        copy_etc(&system.join("etc"), &etc)?;
+    }
     let files = [
         (
             "passwd",
@@ -619,6 +663,9 @@ fn build_etc(root: &Path, spec: &SlotSpec) -> Result<(), String> {
     for (name, text) in files {
         let path = etc.join(name);
         std::fs::write(&path, text).map_err(io_step("write", &path))?;
+    }
+    if spec.root.is_some() {
+        return Ok(());
     }
     // What the dynamic linker and the C library read; nothing else of the host's /etc.
     // Copies (small files), not binds: cheaper to make and to tear down.

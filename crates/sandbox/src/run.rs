@@ -39,6 +39,9 @@ pub struct RunConfig {
     pub cwd: PathBuf,
     /// Extra binds. A writable bind's source directory is given to the slot's uid.
     pub binds: Vec<Bind>,
+    /// Show the system directories and `/etc` of this root file system (a runtime's
+    /// Debian userland) rather than the host's ([`SlotSpec::root`]).
+    pub system_root: Option<PathBuf>,
     pub limits: Limits,
     /// Concurrent runs use different slots.
     pub slot: u32,
@@ -73,6 +76,7 @@ impl RunConfig {
             env: default_env(),
             cwd: PathBuf::from("/"),
             binds: Vec::new(),
+            system_root: None,
             limits: Limits::default(),
             slot: 0,
             stdin: None,
@@ -232,6 +236,7 @@ fn layout(base: &std::path::Path, once: bool) -> Result<Layout, String> {
 fn slot_spec(cfg: &RunConfig) -> SlotSpec {
     SlotSpec {
         system: SYSTEM_DIRS.iter().map(PathBuf::from).collect(),
+        root: cfg.system_root.clone(),
         uid: BASE_ID + cfg.slot,
         gid: BASE_ID + cfg.slot,
         tmp_bytes: cfg.limits.tmp_bytes,

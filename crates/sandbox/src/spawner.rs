@@ -357,14 +357,21 @@ pub fn with_slot<R>(
     spec: &SlotSpec,
     f: impl FnOnce(&mut Slot) -> R,
 ) -> R {
-    type Key = (PathBuf, Vec<String>, u32);
+    // A slot's root is part of its world: a run on another runtime's root file system
+    // gets a spawner of its own.
+    type Key = (PathBuf, Vec<String>, u32, Option<PathBuf>);
     type Spawners = Mutex<HashMap<Key, Arc<Mutex<Option<Spawner>>>>>;
     static SPAWNERS: OnceLock<Spawners> = OnceLock::new();
     let entry = SPAWNERS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .entry((init.path.clone(), init.args.clone(), slot))
+        .entry((
+            init.path.clone(),
+            init.args.clone(),
+            slot,
+            spec.root.clone(),
+        ))
         .or_default()
         .clone();
     let mut spawner = entry.lock().unwrap_or_else(|p| p.into_inner());

@@ -23,8 +23,14 @@ pub const SPAWNER_ENV: &str = "PHYSIOJUDGE_SANDBOX_SPAWNER";
 /// A slot's world, fixed for the life of its spawner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotSpec {
-    /// Host paths shown read-only at the same place (system directories, symlinks kept).
+    /// Paths shown read-only at the same place (system directories, symlinks kept): the
+    /// host's, or those under [`SlotSpec::root`].
     pub system: Vec<PathBuf>,
+    /// A root file system (a runtime's Debian userland) whose system directories and
+    /// `/etc` the slot shows instead of the host's, so that the C library, the Python
+    /// and the Debian packages a program finds all come from one release.
+    #[serde(default)]
+    pub root: Option<PathBuf>,
     /// The slot's uid and gid, which every program of the slot runs as.
     pub uid: u32,
     pub gid: u32,

@@ -270,6 +270,7 @@ mod tests {
             error: None,
             environment: None,
             warnings: Vec::new(),
+            runtime: None,
             judge_version: "0.1.0".into(),
         }
     }

@@ -168,6 +168,9 @@ struct Evaluator<'a, 'p> {
     warnings: Vec<String>,
     /// What the entry asked for, as read (kept for the import check's advice).
     asked: Vec<crate::pyenv::Requirement>,
+    /// The runtime the entry runs on: the evaluation's default until prep chooses.
+    runtime: runtime::Runtime,
+    runtime_choice: Option<crate::result::RuntimeChoice>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -210,6 +213,8 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         environment: None,
         warnings: Vec::new(),
         asked: Vec::new(),
+        runtime: ev.runtime.clone(),
+        runtime_choice: None,
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -230,6 +235,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
                 }),
                 environment: run.environment.take(),
                 warnings: std::mem::take(&mut run.warnings),
+                runtime: run.runtime_choice.take(),
                 judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             // The judge's failure is the answer; a result that cannot be written too
@@ -361,6 +367,7 @@ impl Evaluator<'_, '_> {
             error: None,
             environment: self.environment.take(),
             warnings: std::mem::take(&mut self.warnings),
+            runtime: self.runtime_choice.take(),
             judge_version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
@@ -480,7 +487,8 @@ impl Evaluator<'_, '_> {
             dst: PathBuf::from("/entry"),
             writable: true,
         }];
-        cfg.binds.extend(self.ev.runtime.binds());
+        cfg.binds.extend(self.runtime.binds());
+        cfg.system_root = self.runtime.system_root();
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {

@@ -105,10 +105,15 @@ impl Evaluator<'_, '_> {
             }
             self.dockerfile(log, &mut problems)?;
         }
+        if problems.is_empty()
+            && let Some(reason) = self.choose_runtime(log)?
+        {
+            return fail(reason);
+        }
         // Compiled files Python would load in place of source must suit its version.
         problems.extend(pyc::check_tree(
             &self.entry,
-            runtime::PYTHON_VERSION,
+            self.runtime.python_version(),
             crate::unpack::Caps::default().files,
         ));
         self.dry_run = self.entry.join("DRYRUN").exists();
@@ -359,6 +364,141 @@ fn non_empty(path: &std::path::Path) -> bool {
 }
 
 impl Evaluator<'_, '_> {
+    /// Chooses the runtime (docs/runtimes.md): the organiser's list, narrowed by the
+    /// entry's word, then the first whose Python has wheels for every pin. Requirement
+    /// lines named `python` are taken out of what pip is asked for: they ask for a
+    /// runtime. `Some`: refused.
+    fn choose_runtime(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
+        let file = self.c.requirements.clone().unwrap_or_default();
+        let (python_lines, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.wanted)
+            .into_iter()
+            .partition(|r| runtime::normalise(&r.name) == "python");
+        self.wanted = rest;
+        let lines: Vec<(String, &pyenv::Requirement)> =
+            python_lines.iter().map(|r| (file.clone(), r)).collect();
+        let (words, problems) = crate::runtimes::read_words(&self.entry, &lines);
+        let refuse = |problems: Vec<String>, log: &mut StageLog| {
+            for p in &problems {
+                log.line(p);
+            }
+            Ok(Some(Reason::Requirements { problems }))
+        };
+        if !problems.is_empty() {
+            return refuse(problems, log);
+        }
+        let (candidates, notes) = match crate::runtimes::candidates(&self.c.runtime.allowed, &words)
+        {
+            Ok(c) => c,
+            Err(message) => return refuse(vec![message], log),
+        };
+        for n in &notes {
+            log.line(n);
+        }
+        let pins: Vec<pyenv::Requirement> = self
+            .wanted
+            .iter()
+            .filter(|r| r.pinned().is_some())
+            .cloned()
+            .collect();
+        let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
+        let scratch = self.work.join("choose");
+        let mut not_set_up = Vec::new();
+        let mut first_ready: Option<(runtime::Runtime, crate::runtimes::Offered)> = None;
+        let mut chosen = None;
+        for (i, o) in candidates.iter().enumerate() {
+            let rt = match o.release {
+                None => self.ev.runtime.clone(),
+                Some(r) => match runtime::Runtime::find(r) {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        log.line(&format!(
+                            "runtime {}: not on this machine: {e}",
+                            o.describe()
+                        ));
+                        not_set_up.push(o.describe());
+                        continue;
+                    }
+                },
+            };
+            if first_ready.is_none() {
+                first_ready = Some((rt.clone(), *o));
+            }
+            let why_words = match notes.is_empty() {
+                true => "the challenge's runtimes".to_string(),
+                false => format!("the challenge's runtimes ({})", notes.join("; ")),
+            };
+            if pins.is_empty() {
+                chosen = Some((
+                    rt,
+                    *o,
+                    format!("the first of {why_words}; no pinned package"),
+                ));
+                break;
+            }
+            if i + 1 == candidates.len() && first_ready.as_ref().is_some_and(|f| f.1 == *o) {
+                chosen = Some((
+                    rt,
+                    *o,
+                    format!("the only one of {why_words} on this machine"),
+                ));
+                break;
+            }
+            match pyenv::wheel_problems(self.ev.envs, &rt, &pins, &scratch, stop.as_deref()) {
+                Ok(p) if p.is_empty() => {
+                    chosen = Some((
+                        rt,
+                        *o,
+                        format!("the first of {why_words} whose Python has wheels for every pin"),
+                    ));
+                    break;
+                }
+                Ok(p) => log.line(&format!(
+                    "runtime {}: {}",
+                    o.describe(),
+                    p.first().map(String::as_str).unwrap_or_default()
+                )),
+                Err(EnvError::Judge(_)) if self.cancelled() => return Ok(Some(Reason::Stopped)),
+                Err(EnvError::Judge(message)) => return Err(JudgeError::Packages { message }),
+                Err(EnvError::Refused(p)) => return refuse(p, log),
+            }
+        }
+        let (rt, o, why) = match (chosen, first_ready) {
+            (Some(c), _) => c,
+            (None, Some((rt, o))) => {
+                let absent = match not_set_up.is_empty() {
+                    true => String::new(),
+                    false => format!(" (not set up on this machine: {})", not_set_up.join(", ")),
+                };
+                (
+                    rt,
+                    o,
+                    format!("no runtime here has wheels for every pin{absent}; the first is tried"),
+                )
+            }
+            _ => {
+                return Err(JudgeError::Packages {
+                    message: format!(
+                        "the entry needs one of the runtimes {}, and this machine has none \
+                         that fits; build it with `physiojudge runtime setup --release NAME`",
+                        not_set_up.join(", ")
+                    ),
+                });
+            }
+        };
+        let (major, minor) = rt.python_version();
+        log.line(&format!(
+            "runtime: {} (CPython {major}.{minor}): {why}",
+            o.name
+        ));
+        self.runtime_choice = Some(crate::result::RuntimeChoice {
+            name: o.name.to_string(),
+            python: format!("{major}.{minor}"),
+            why,
+        });
+        self.runtime = rt;
+        Ok(None)
+    }
+
     /// Resolves what the entry asked for beyond the runtime and finds or builds its
     /// environment (docs/judge.md, "Entries' own packages"). `Some`: refused.
     fn environment(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
@@ -373,7 +513,7 @@ impl Evaluator<'_, '_> {
         let mut said = Vec::new();
         let resolved = pyenv::resolve(
             settings,
-            self.ev.runtime,
+            &self.runtime,
             &self.c.packages,
             &reqs,
             &scratch,
@@ -460,7 +600,7 @@ impl Evaluator<'_, '_> {
             self.c.install_limits(),
         );
         cfg.cwd = PathBuf::from("/tmp");
-        cfg.binds = self.ev.runtime.binds();
+        cfg.binds = self.runtime.binds();
         cfg.binds.push(ro(&wheels, "/wheels"));
         cfg.binds.push(super::rw(&build, "/out"));
         cfg.env.retain(|(k, _)| k != "PYTHONPATH");

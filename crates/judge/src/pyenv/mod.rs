@@ -415,7 +415,7 @@ pub fn resolve(
         return Err(EnvError::Refused(refused));
     }
     items.sort_by_key(|a| runtime::normalise(&a.0.name));
-    let key = env_key(items.iter().map(|(p, _)| p));
+    let key = env_key(rt.lock(), items.iter().map(|(p, _)| p));
 
     // 3. Sizes (each package's: the cached wheel's, else the index's), then the wheels
     // the cache lacks.
@@ -942,6 +942,57 @@ fn dry_run(
     Ok(Ok(resolved))
 }
 
+/// What stops `reqs` on `rt`: for each requirement the runtime does not meet, whether
+/// some allowed version has a wheel for its Python (the index helper's `check`); empty
+/// when every one has. Used to choose a runtime by the entry's pins.
+pub fn wheel_problems(
+    settings: &EnvSettings,
+    rt: &runtime::Runtime,
+    reqs: &[Requirement],
+    scratch: &Path,
+    stop: Option<&AtomicBool>,
+) -> Result<Vec<String>, EnvError> {
+    std::fs::create_dir_all(scratch).map_err(|e| judge_err("scratch folder", e))?;
+    let helper = scratch.join("index.py");
+    std::fs::write(&helper, INDEX_PY).map_err(|e| judge_err("index helper", e))?;
+    let asked: Vec<serde_json::Value> = reqs
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "name": r.name, "specifier": r.clauses.join(","), "marker": r.marker,
+                "extras": r.extras,
+            })
+        })
+        .collect();
+    let input = serde_json::to_vec(&asked).map_err(|e| judge_err("index check", e))?;
+    let out = run_host(
+        Command::new(rt.dir().join("bin/python"))
+            .arg("-I")
+            .arg(&helper)
+            .arg("check")
+            .arg(&settings.index_url),
+        &input,
+        settings.step_timeout,
+        scratch,
+        stop,
+    )
+    .map_err(|e| judge_err("asking the index", e))?;
+    if !out.ok {
+        return Err(EnvError::Judge(format!(
+            "asking the index {} failed:\n{}",
+            settings.index_url,
+            tail(&out.stderr, 10)
+        )));
+    }
+    #[derive(Deserialize)]
+    struct Problem {
+        message: String,
+    }
+    let problems: Vec<Problem> =
+        serde_json::from_str(&out.stdout).map_err(|e| judge_err("the index helper's answer", e))?;
+    Ok(problems.into_iter().map(|p| p.message).collect())
+}
+
 /// `name version` of each package, at most ten named.
 fn named(items: &[(Package, String)]) -> String {
     let mut s: Vec<String> = items
@@ -973,10 +1024,10 @@ pub fn runtime_summary() -> String {
 }
 
 /// The environment's cache key: the runtime it goes on (its lock) and its set.
-fn env_key<'a>(packages: impl Iterator<Item = &'a Package>) -> String {
+fn env_key<'a>(lock: &str, packages: impl Iterator<Item = &'a Package>) -> String {
     let mut h = Sha256::new();
     h.update(b"physiojudge environment v1\n");
-    h.update(runtime::LOCK.as_bytes());
+    h.update(lock.as_bytes());
     for p in packages {
         h.update(
             format!(
@@ -1084,21 +1135,30 @@ mod tests {
             sha256: h.into(),
         };
         let a = [p("peakutils", "1.3.5", "aa"), p("x", "1", "bb")];
-        let k = env_key(a.iter());
+        let k = env_key(runtime::LOCK, a.iter());
         assert_eq!(k.len(), 32);
         assert_eq!(
             k,
-            env_key([p("PeakUtils", "1.3.5", "aa"), p("x", "1", "bb")].iter())
+            env_key(
+                runtime::LOCK,
+                [p("PeakUtils", "1.3.5", "aa"), p("x", "1", "bb")].iter()
+            )
         );
         assert_ne!(
             k,
-            env_key([p("peakutils", "1.3.6", "aa"), p("x", "1", "bb")].iter())
+            env_key(
+                runtime::LOCK,
+                [p("peakutils", "1.3.6", "aa"), p("x", "1", "bb")].iter()
+            )
         );
         assert_ne!(
             k,
-            env_key([p("peakutils", "1.3.5", "ab"), p("x", "1", "bb")].iter())
+            env_key(
+                runtime::LOCK,
+                [p("peakutils", "1.3.5", "ab"), p("x", "1", "bb")].iter()
+            )
         );
-        assert_ne!(k, env_key(a[..1].iter()));
+        assert_ne!(k, env_key(runtime::LOCK, a[..1].iter()));
     }
 
     #[test]

@@ -1,0 +1,126 @@
+//! Era runtimes end to end: `physiojudge runtime setup --release bullseye` builds a
+//! Debian 11 root file system with CPython 3.9 (once; `$PHYSIOJUDGE_RUNTIMES_DIR`, which
+//! scripts/test.sh points at a folder it reuses), the sandbox shows its whole userland,
+//! and the official PhysioNet 2022 Python example (vendored under
+//! tests/fixtures/python-classifier-2022, BSD 2-Clause, unchanged) scores through
+//! `evaluate` on CPython 3.9, chosen by its pins. Needs root, mmdebstrap, Debian's mirror
+//! and the package index (PyPI), as CI has.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use testkit::{physiojudge, text};
+
+/// Builds (or finds) the bullseye runtime once per test binary; `None` without root.
+fn bullseye(test: &str) -> Option<()> {
+    if !testkit::root(test) {
+        return None;
+    }
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let o = physiojudge!(["runtime", "setup", "--release", "bullseye"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let o = physiojudge!(["runtime", "setup"]);
+        assert!(o.status.success(), "{}", text(&o));
+    });
+    Some(())
+}
+
+#[test]
+fn the_bullseye_runtime_is_the_sandbox_s_whole_system() {
+    if bullseye("the bullseye runtime in the sandbox").is_none() {
+        return;
+    }
+    let o = physiojudge!(["runtime", "info", "--release", "bullseye"]);
+    assert!(text(&o).contains("status: ready"), "{}", text(&o));
+    assert!(text(&o).contains("numpy==2.0.2"), "{}", text(&o));
+    let script = "import sys, os, ssl, numpy, scipy, sklearn, wfdb\n\
+                  print(sys.version_info[:2], numpy.__version__, sklearn.__version__)\n\
+                  print(os.confstr('CS_GNU_LIBC_VERSION'))\n\
+                  print(open('/etc/debian_version').read().split('.')[0])\n\
+                  print(open('/etc/passwd').read().count(':x:'))\n\
+                  print(os.path.exists('/etc/shadow'))\n\
+                  try:\n    open('/usr/lib/x', 'w'); print('wrote')\n\
+                  except OSError:\n    print('read-only')\n";
+    let o = physiojudge!([
+        "sandbox",
+        "run",
+        "--release",
+        "bullseye",
+        "--mem",
+        "1024",
+        "--",
+        "python",
+        "-c",
+        script,
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "(3, 9) 2.0.2 1.6.1", "{out}");
+    assert_eq!(lines[1], "glibc 2.31", "{out}");
+    assert_eq!(lines[2], "11", "{out}");
+    assert_eq!(lines[3], "2", "the sandbox's own accounts: {out}");
+    assert_eq!(lines[4], "False", "{out}");
+    assert_eq!(lines[5], "read-only", "{out}");
+}
+
+#[test]
+fn the_official_physionet_2022_example_scores_unchanged_on_cpython_3_9() {
+    if bullseye("the official PhysioNet 2022 example").is_none() {
+        return;
+    }
+    let Some(data) = testkit::shared_data("the official PhysioNet 2022 example") else {
+        return;
+    };
+    let entry =
+        testkit::workspace_root().join("crates/physiojudge/tests/fixtures/python-classifier-2022");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("result");
+    let o = physiojudge!([
+        "evaluate",
+        "--challenge",
+        "physionet2022",
+        "--entry",
+        entry.to_str().unwrap(),
+        "--data",
+        data.join("circor2022/training_data").to_str().unwrap(),
+        "--out",
+        dest.to_str().unwrap(),
+        "--json",
+    ]);
+    let r: Value = serde_json::from_slice(
+        &std::fs::read(dest.join("result.json")).unwrap_or_else(|e| panic!("{e}: {}", text(&o))),
+    )
+    .unwrap();
+    let prep = std::fs::read_to_string(dest.join("logs/prep.log")).unwrap_or_default();
+    assert_eq!(r["verdict"], "scored", "{r}\n{prep}\n{}", text(&o));
+    assert_eq!(r["runtime"]["name"], "bullseye", "{r}");
+    assert_eq!(r["runtime"]["python"], "3.9", "{r}");
+    let why = r["runtime"]["why"].as_str().unwrap();
+    assert!(why.contains("wheels for every pin"), "{why}");
+    assert!(
+        prep.contains("Dockerfile line 1 (python:3.10.1-buster) asks for CPython 3.10"),
+        "{prep}"
+    );
+    assert!(prep.contains("runtime: bullseye (CPython 3.9)"), "{prep}");
+    // The example's own pins, installed on top of the runtime's newer ones.
+    let packages = r["environment"]["packages"]
+        .as_array()
+        .expect("environment");
+    for (name, version) in [
+        ("numpy", "1.22.0"),
+        ("scikit-learn", "1.0.2"),
+        ("scipy", "1.7.3"),
+    ] {
+        assert!(
+            packages
+                .iter()
+                .any(|p| p["name"].as_str().unwrap().eq_ignore_ascii_case(name)
+                    && p["version"] == version),
+            "{name} {version}: {r}"
+        );
+    }
+    let score = r["exam_score"].clone();
+    assert!(score.is_object(), "{r}");
+}
