@@ -372,7 +372,8 @@ async fn fill_name_keys(db: &Db) -> Result<(), Error> {
                     .is_some();
                 let key = if held { format!("{plain}#{id}") } else { plain };
                 tx.execute(
-                    &format!("UPDATE {table} SET name_key = $1 WHERE id = $2"),
+                    // Another server starting on the same database may have filled it.
+                    &format!("UPDATE {table} SET name_key = $1 WHERE id = $2 AND name_key IS NULL"),
                     db::args![key, id],
                 )
                 .await?;
