@@ -95,7 +95,7 @@ impl From<store::Error> for ApiError {
         use store::Error as E;
         match e {
             E::NotFound { what, .. } => ApiError::not_found(what),
-            E::Exists { .. } => ApiError::conflict("exists", e.to_string()),
+            E::Exists { .. } | E::NameTaken { .. } => ApiError::conflict("exists", e.to_string()),
             E::Invalid { .. } => ApiError::invalid(e.to_string()),
             E::Transition { actual, .. } => {
                 ApiError::conflict("state_conflict", e.to_string()).with("state", actual)

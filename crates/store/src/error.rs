@@ -30,6 +30,19 @@ pub enum Error {
     #[error("{what} {value:?} already exists")]
     Exists { what: &'static str, value: String },
 
+    /// A user or team name reads the same as one already in its scope once both are
+    /// NFKC-normalised and case-folded (`ALPHA`, a full-width `Ａlpha` and `Alpha`):
+    /// `existing` is the name as that user or team spells it (docs/service.md, "Names").
+    #[error("{what} {name:?} {}", if .name == .existing { "already exists".to_owned() } else {
+        format!("is taken: it reads the same as the existing {:?} (names are compared \
+                 after NFKC normalisation and case folding)", .existing)
+    })]
+    NameTaken {
+        what: &'static str,
+        name: String,
+        existing: String,
+    },
+
     /// An input is out of its domain (an empty name, closes before opens, …).
     #[error("invalid {field}: {problem}")]
     Invalid {

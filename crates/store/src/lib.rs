@@ -87,7 +87,7 @@ pub use error::Error;
 pub use manifest::Manifest;
 pub use model::*;
 pub use team_rules::MAX_REASON_CHARS;
-pub use users::NewToken;
+pub use users::{NewToken, name_key};
 pub use web::ScorePoint;
 
 use db::Db;
@@ -349,7 +349,56 @@ pub(crate) async fn migrate(db: &Db, without: Option<i64>) -> Result<(), Error> 
         Db::Sqlite(p) => migrator.run(p).await?,
         Db::Postgres(p) => migrator.run(p).await?,
     }
+    if without.is_none_or(|w| w != 8) {
+        fill_name_keys(db).await?;
+    }
     Ok(())
+}
+
+/// Gives every user and team stored without a name key (before migration 0008) its
+/// key, which SQL cannot compute. Rows go in order of creation; one whose key is held
+/// already (by an older row, or one the store keyed since) gets `#` and its own id
+/// appended, so it stays unique and the fill never fails: the older name keeps the
+/// plain key, and a new name like either is refused as like the older one. Runs at
+/// every start and does nothing once all are filled (docs/service.md, "Names").
+async fn fill_name_keys(db: &Db) -> Result<(), Error> {
+    let mut tx = db.write().await?;
+    let r = db::attempt(async {
+        // A user's key is unique over all users (scope ''), a team's within its challenge.
+        for (table, scope_sql) in [("users", "''"), ("teams", "challenge_id")] {
+            let rows = tx
+                .fetch_all(
+                    &format!(
+                        "SELECT id, name, {scope_sql} AS scope FROM {table} \
+                         WHERE name_key IS NULL ORDER BY created_at, id"
+                    ),
+                    db::args![],
+                )
+                .await?;
+            for r in rows {
+                let id: String = r.get("id")?;
+                let scope: String = r.get("scope")?;
+                let plain = users::name_key(&r.get::<String>("name")?);
+                let held = tx
+                    .fetch_optional(
+                        &format!("SELECT id FROM {table} WHERE name_key = $1 AND {scope_sql} = $2"),
+                        db::args![&plain, &scope],
+                    )
+                    .await?
+                    .is_some();
+                let key = if held { format!("{plain}#{id}") } else { plain };
+                tx.execute(
+                    // Another server starting on the same database may have filled it.
+                    &format!("UPDATE {table} SET name_key = $1 WHERE id = $2 AND name_key IS NULL"),
+                    db::args![key, id],
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    })
+    .await;
+    tx.finish(r).await
 }
 
 /// The migrations of a backend: the common ones and the dialect's own, by version.
@@ -386,6 +435,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "worker controls",
                 include_str!("../migrations/sqlite/0007_worker_controls.sql"),
             ),
+            (
+                8,
+                "name keys",
+                include_str!("../migrations/sqlite/0008_name_keys.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -412,6 +466,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 7,
                 "worker controls",
                 include_str!("../migrations/postgres/0007_worker_controls.sql"),
+            ),
+            (
+                8,
+                "name keys",
+                include_str!("../migrations/postgres/0008_name_keys.sql"),
             ),
         ],
     };

@@ -77,6 +77,7 @@ impl Store {
         founder: UserId,
     ) -> Result<Team, Error> {
         let name = &crate::users::display_name("team name", name)?;
+        let key = crate::users::name_key(name);
         let id = TeamId::new();
         let now = us(self.now());
         let mut tx = self.db.write().await?;
@@ -84,20 +85,33 @@ impl Store {
             let r = tx
                 .fetch_one(
                     &format!(
-                        "INSERT INTO teams (id, challenge_id, name, created_at) \
-                         VALUES ($1, $2, $3, $4) RETURNING {TEAM_COLUMNS}"
+                        "INSERT INTO teams (id, challenge_id, name, name_key, created_at) \
+                         VALUES ($1, $2, $3, $4, $5) RETURNING {TEAM_COLUMNS}"
                     ),
-                    args![id, challenge, name, now],
+                    args![id, challenge, name, &key, now],
                 )
                 .await
-                .map_err(|e| exists(e, "team", name))
                 .map_err(|e| missing(e, "challenge", challenge))?;
             let team = team_from(&r)?;
             add_member(&mut tx, &team, founder, now).await?;
             Ok(team)
         })
         .await;
-        tx.finish(r).await
+        match tx.finish(r).await {
+            // add_member's own unique violation is already AlreadyInTeam: this one is
+            // the name's.
+            Err(e) => Err(crate::users::name_taken(
+                &self.db,
+                e,
+                "team name",
+                name,
+                &key,
+                "SELECT name FROM teams WHERE name_key = $1 AND challenge_id = $2",
+                Some(challenge),
+            )
+            .await),
+            ok => ok,
+        }
     }
 
     pub async fn team(&self, id: TeamId) -> Result<Team, Error> {

@@ -121,6 +121,64 @@ pub(crate) fn display_name(field: &'static str, s: &str) -> Result<String, Error
     Ok(name.to_owned())
 }
 
+/// The key two names are compared by: NFKC, case folding, NFKC again (the second pass
+/// composes what folding decomposed, as Unicode's NFKC_Casefold does), so `ALPHA`,
+/// `alpha` and a full-width `Ａlpha` all have `Alpha`'s key. Users' keys are unique
+/// over all users, teams' within a challenge (docs/service.md, "Names").
+pub fn name_key(name: &str) -> String {
+    use icu_casemap::CaseMapper;
+    use icu_normalizer::ComposingNormalizer;
+    let nfkc = ComposingNormalizer::new_nfkc();
+    let once = nfkc.normalize(name);
+    let folded = CaseMapper::new().fold_string(&once);
+    nfkc.normalize(&folded).into_owned()
+}
+
+/// A refused insert of a name (`what`: "user name" or "team name"): a unique violation
+/// is [`Error::NameTaken`] naming the name stored under the same key, read by `lookup`
+/// (one `$1`, the key) after the failed transaction is gone; any other error as it is.
+pub(crate) async fn name_taken(
+    db: &crate::db::Db,
+    e: Error,
+    what: &'static str,
+    name: &str,
+    key: &str,
+    lookup: &str,
+    scope: Option<&str>,
+) -> Error {
+    if !e.is_unique_violation() {
+        return e;
+    }
+    let found = async {
+        let mut tx = db.read().await?;
+        let r = crate::db::attempt(async {
+            let args = match scope {
+                Some(s) => args![key, s],
+                None => args![key],
+            };
+            match tx.fetch_optional(lookup, args).await? {
+                Some(r) => Ok(Some(r.get::<String>("name")?)),
+                None => Ok(None),
+            }
+        })
+        .await;
+        tx.finish(r).await
+    }
+    .await;
+    match found {
+        Ok(Some(existing)) => Error::NameTaken {
+            what,
+            name: name.to_owned(),
+            existing,
+        },
+        // Gone again, or unreadable: still taken when the insert was refused.
+        _ => Error::Exists {
+            what,
+            value: name.to_owned(),
+        },
+    }
+}
+
 pub(crate) fn nonempty(field: &'static str, s: &str) -> Result<(), Error> {
     if s.trim().is_empty() {
         return Err(Error::Invalid {
@@ -248,6 +306,7 @@ impl Store {
         password: Option<&str>,
     ) -> Result<User, Error> {
         let name = &display_name("user name", name)?;
+        let key = name_key(name);
         let hash = match password {
             Some(p) => Some(self.hash_password(p.to_owned()).await?),
             None => None,
@@ -258,18 +317,29 @@ impl Store {
             let r = tx
                 .fetch_one(
                     &format!(
-                        "INSERT INTO users (id, name, role, password_hash, created_at) \
-                         VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"
+                        "INSERT INTO users (id, name, name_key, role, password_hash, \
+                         created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING {USER_COLUMNS}"
                     ),
-                    args![id, name, role, hash, us(self.now())],
+                    args![id, name, &key, role, hash, us(self.now())],
                 )
-                .await
-                .map_err(|e| exists(e, "user", name))?;
+                .await?;
             let user = user_from(&r)?;
             Ok(user)
         })
         .await;
-        tx.finish(r).await
+        match tx.finish(r).await {
+            Err(e) => Err(name_taken(
+                &self.db,
+                e,
+                "user name",
+                name,
+                &key,
+                "SELECT name FROM users WHERE name_key = $1",
+                None,
+            )
+            .await),
+            ok => ok,
+        }
     }
 
     /// Sets (or, with `None`, removes) a user's password.

@@ -298,11 +298,20 @@ pub(crate) async fn signup(
         .await
     {
         Ok(u) => u,
-        Err(store::Error::Exists { .. }) => {
+        Err(e @ (store::Error::Exists { .. } | store::Error::NameTaken { .. })) => {
+            // Say which account a look-alike reads as (`ALPHA` as `Alpha`): the form
+            // escapes the message.
+            let problem = match e {
+                store::Error::NameTaken { name, existing, .. } if name != existing => format!(
+                    "That name reads the same as the existing {existing:?} (names are \
+                     compared ignoring case and width). Choose another."
+                ),
+                _ => "That name is taken. Choose another.".to_owned(),
+            };
             let mut r = page(
                 &ctx,
                 "Create an account",
-                signup_form(&ctx, Some("That name is taken. Choose another."), name),
+                signup_form(&ctx, Some(&problem), name),
             );
             *r.status_mut() = StatusCode::CONFLICT;
             return Ok(r);

@@ -8,6 +8,7 @@ use crate::testing::TestStore;
 use crate::*;
 
 mod leaderboard;
+mod names;
 mod queue;
 mod records;
 mod rules;

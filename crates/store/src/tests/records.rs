@@ -22,7 +22,10 @@ async fn users_and_tokens(t: &TestStore) {
     assert!(alice.has_password);
     assert!(matches!(
         t.create_user("alice", Role::Participant, None).await,
-        Err(Error::Exists { what: "user", .. })
+        Err(Error::NameTaken {
+            what: "user name",
+            ..
+        })
     ));
     assert!(matches!(
         t.create_user(" ", Role::Participant, None).await,
@@ -158,7 +161,7 @@ async fn one_team_per_challenge_and_consent(t: &TestStore) {
     let ta = t.create_team(&f.challenge, "ta", a.id).await.unwrap();
     assert!(matches!(
         t.create_team(&f.challenge, "ta", b.id).await,
-        Err(Error::Exists { .. })
+        Err(Error::NameTaken { .. })
     ));
     // a is in ta already: a second team of the same challenge is refused, and the
     // half-made team is not left behind.
