@@ -469,3 +469,109 @@ fn no_processes_of(uid: u32) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// NATS stopped (SIGTERM), `meanwhile` done, and NATS started again with the command
+/// the machine's service uses. Other tests on this machine see NATS gone for a moment.
+fn restart_nats(meanwhile: impl FnOnce()) {
+    let stop = std::process::Command::new("start-stop-daemon")
+        .args([
+            "--stop",
+            "--oknodo",
+            "--retry",
+            "TERM/20/KILL/5",
+            "--exec",
+            "/usr/sbin/nats-server",
+        ])
+        .status()
+        .unwrap();
+    assert!(stop.success(), "stopping NATS: {stop}");
+    meanwhile();
+    let start = std::process::Command::new("start-stop-daemon")
+        .args([
+            "--start",
+            "--oknodo",
+            "--background",
+            "--exec",
+            "/usr/sbin/nats-server",
+            "--",
+            "-a",
+            "127.0.0.1",
+            "-p",
+            "4222",
+            "-js",
+            "-sd",
+            "/var/lib/nats-server",
+            "-l",
+            "/var/log/nats-server.log",
+        ])
+        .status()
+        .unwrap();
+    assert!(start.success(), "starting NATS: {start}");
+    let until = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect("127.0.0.1:4222").is_err() {
+        assert!(Instant::now() < until, "NATS did not come back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Idle workers that ask the server only once an hour (`--poll 3600`) keep hearing
+/// notices after NATS restarts with its store kept, and after it restarts without the
+/// notices' stream and the workers' consumer (an empty store as this test's stream
+/// sees it: only its own folder in the store is removed while NATS is down, so other
+/// tests' streams are left alone). No worker is restarted; a job that starts long
+/// before an hour is a job a notice started.
+#[test]
+fn idle_workers_hear_notices_after_nats_restarts_or_loses_its_stream() {
+    let Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream,
+        s,
+        token,
+        alice,
+    }) = fleet("fleet_notices_heal", 56)
+    else {
+        return;
+    };
+    let entries = tempfile::tempdir().unwrap();
+    let trivial = trivial_entry(&entries.path().join("trivial"));
+    let mut workers = [
+        Worker::start(&s, &site, &queue, &token, 56, None),
+        Worker::start(&s, &site, &queue, &token, 57, None),
+    ];
+    // Far below the hour a deaf worker would wait, far above a notice's way.
+    let soon = Duration::from_secs(45);
+    let started = |v: &Value| v["state"] != "queued";
+    let first = s.submit(&alice, "cinc2017", &trivial);
+    s.wait_for(&org, &first, Duration::from_secs(120), is_final);
+    // Both idle again, each with a pull request waiting on the NATS server.
+    std::thread::sleep(Duration::from_secs(2));
+
+    restart_nats(|| {});
+    let second = s.submit(&alice, "cinc2017", &trivial);
+    s.wait_for(&org, &second, soon, started);
+    s.wait_for(&org, &second, Duration::from_secs(120), is_final);
+    std::thread::sleep(Duration::from_secs(2));
+
+    // The stream (and the consumer on it) gone: the server's next ring and the
+    // workers' next pulls find nothing until each side makes again what it owns.
+    let url: fleet::QueueUrl = queue.parse().unwrap();
+    restart_nats(|| {
+        let dir = Path::new("/var/lib/nats-server/jetstream/$G/streams").join(&url.stream);
+        std::fs::remove_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    });
+    let third = s.submit(&alice, "cinc2017", &trivial);
+    s.wait_for(&org, &third, soon, started);
+    let v = s.wait_for(&org, &third, Duration::from_secs(120), is_final);
+    assert_eq!(v["state"], "scored", "{v}");
+    for w in &mut workers {
+        assert!(w.child.try_wait().unwrap().is_none(), "a worker exited");
+    }
+    // Each judged once, by the same two processes.
+    for id in [&first, &second, &third] {
+        let v = s.submission(&org, id).json;
+        assert_eq!(v["state"], "scored", "{v}");
+        assert_eq!(v["attempts"], 1, "{v}");
+    }
+}
