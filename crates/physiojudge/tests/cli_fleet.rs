@@ -575,3 +575,79 @@ fn idle_workers_hear_notices_after_nats_restarts_or_loses_its_stream() {
         assert_eq!(v["attempts"], 1, "{v}");
     }
 }
+
+/// PostgreSQL (the machine's, shared by every test on it) stopped and, after `down`,
+/// started again with the command the machine's service uses.
+fn postgres_outage(down: Duration) {
+    let version = std::fs::read_dir("/etc/postgresql")
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name();
+    let version = version.to_str().unwrap();
+    let ctl = |what: &str, extra: &[&str]| {
+        let st = std::process::Command::new("pg_ctlcluster")
+            .args(["--skip-systemctl-redirect", version, "main", what])
+            .args(extra)
+            .status()
+            .unwrap();
+        assert!(st.success(), "pg_ctlcluster {what}: {st}");
+    };
+    ctl("stop", &["-m", "fast"]);
+    std::thread::sleep(down);
+    ctl("start", &[]);
+}
+
+/// OUTAGE TEST: stops the machine's PostgreSQL three times for longer than a lease
+/// (other tests on the machine fail meanwhile; kept to one test). Under two remote
+/// workers judging, the platform's own outage is nobody's fault: no lease is lapsed
+/// for it (the reconciler extends leases after failing passes), the workers keep their
+/// runs going while heartbeats fail and keep their finished results until the server
+/// takes them, so no worker is disabled, no attempt is used, and every submission is
+/// scored once.
+#[test]
+fn database_outages_longer_than_the_lease_blame_no_one() {
+    let Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream,
+        s,
+        token,
+        alice,
+    }) = fleet("fleet_database_outages", 58)
+    else {
+        return;
+    };
+    let bob = s.participant(&org, "bob");
+    s.team(&bob, "Beta", "cinc2017");
+    let good = testkit::workspace_root().join("entries/cinc2017");
+    let _workers = [
+        Worker::start(&s, &site, &queue, &token, 58, None),
+        Worker::start(&s, &site, &queue, &token, 59, None),
+    ];
+    let mut ids = Vec::new();
+    for who in [&alice, &bob, &alice, &bob] {
+        ids.push(s.submit(who, "cinc2017", &good));
+    }
+    wait_for_run(&s, &alice, &ids[0], 60_058);
+    for _ in 0..3 {
+        // Longer than the 30 s lease, and than the 5 tries a report once had.
+        postgres_outage(Duration::from_secs(40));
+        // Back: the heartbeats and reports get through again.
+        std::thread::sleep(Duration::from_secs(8));
+    }
+    for id in &ids {
+        let v = s.wait_for(&org, id, Duration::from_secs(600), is_final);
+        assert_eq!(v["state"], "scored", "{v}");
+        assert_eq!(v["attempts"], 1, "{v}");
+        let states: Vec<String> = history(&v).into_iter().map(|(to, _)| to).collect();
+        assert_eq!(states, ["queued", "running", "scored"], "{v}");
+    }
+    let w = s.get(Some(&org), "/api/v1/workers");
+    assert_eq!(w.status, 200, "{w:?}");
+    for worker in w.json["workers"].as_array().unwrap() {
+        assert_eq!(worker["state"], "enabled", "{worker}");
+    }
+}
