@@ -12,7 +12,7 @@
 //! a restart, or on a failure that says the stream or consumer is gone (a NATS that
 //! came back with an empty store), each side makes again what it owns — the server the
 //! stream, a worker the stream and its consumer. Stale notices are coalesced: a notice
-//! whose take found nothing purges every notice stored before it.
+//! whose take found nothing purges every notice stored when it was delivered.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -299,9 +299,14 @@ impl Notice {
         }
     }
 
-    /// The notice's place in the stream (`None` if NATS did not say).
-    fn sequence(&self) -> Option<u64> {
-        self.0.info().ok().map(|i| i.stream_sequence)
+    /// The stream's last sequence when this notice was delivered, as far as NATS said:
+    /// the notice's own plus those still pending after it (`None` if NATS did not say).
+    /// Gaps (purged notices) make it lower, never higher.
+    fn last_at_delivery(&self) -> Option<u64> {
+        self.0
+            .info()
+            .ok()
+            .map(|i| i.stream_sequence.saturating_add(i.pending))
     }
 }
 
@@ -378,17 +383,19 @@ impl Listener {
         Ok(())
     }
 
-    /// `notice` prompted a take that found nothing: every notice stored before it is
-    /// stale (the queue had nothing takeable when they were all already published), so
-    /// they are purged rather than each costing an empty take. Notices after it are
-    /// kept: they may be for a job queued since. Only for a worker that takes any
-    /// challenge's jobs — one that takes some only cannot speak for the others.
+    /// `notice` prompted a take that found nothing: every notice stored when it was
+    /// delivered is stale (all were published before the take, which found the queue
+    /// with nothing takeable), so they are purged rather than each costing an empty
+    /// take. Notices published since are kept: they may be for a job queued after the
+    /// take. Only for a worker that takes any challenge's jobs — one that takes some
+    /// only cannot speak for the others.
     pub async fn stale(&self, notice: &Notice) {
-        let Some(seq) = notice.sequence() else {
+        let Some(last) = notice.last_at_delivery() else {
             return;
         };
         let stream = self.bell.stream.lock().await.clone();
-        match stream.purge().sequence(seq).await {
+        // Below `last + 1`: up to and including the last one stored at delivery.
+        match stream.purge().sequence(last.saturating_add(1)).await {
             Ok(r) => {
                 self.counts
                     .purged
