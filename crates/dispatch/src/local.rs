@@ -153,14 +153,50 @@ impl LocalQueue {
 
     /// Runs [`LocalQueue::reconcile`] every `reconcile_every` until the returned value is
     /// dropped or stopped. A failed pass is logged and the next one tries again.
+    ///
+    /// A lease that lapses while the platform itself was failing is not a worker's
+    /// fault: at its first pass (the server starting, maybe after being down), after a
+    /// failed pass (the store unreachable) and after a gap in its own passes (the
+    /// process stalled), the reconciler first extends every running lease by one lease
+    /// length ([`Store::extend_leases`]), so that live workers' heartbeats get through
+    /// before any lease is ended.
     pub fn spawn_reconciler(&self) -> Reconciler {
         let queue = self.clone();
         let every = self.inner.config.reconcile_every;
+        let lease = self.inner.config.lease;
         let handle = tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Whether the platform was failing since the last good pass.
+            let mut forgive = true;
+            let mut last_pass = tokio::time::Instant::now();
             loop {
                 tick.tick().await;
+                if last_pass.elapsed() > every.saturating_mul(3) {
+                    tracing::warn!(
+                        "reconciler: no pass for {:?}; extending leases first",
+                        last_pass.elapsed()
+                    );
+                    forgive = true;
+                }
+                if forgive {
+                    match queue.inner.store.extend_leases(lease).await {
+                        Ok(n) => {
+                            if n > 0 {
+                                tracing::warn!(
+                                    extended = n,
+                                    "reconciler: the platform was failing or starting; \
+                                     leases extended by {lease:?}"
+                                );
+                            }
+                            forgive = false;
+                        }
+                        Err(e) => {
+                            tracing::error!("reconciler: extending leases: {e}");
+                            continue;
+                        }
+                    }
+                }
                 match queue.reconcile().await {
                     Ok(done) if !done.lost.is_empty() => tracing::warn!(
                         lost = done.lost.len(),
@@ -169,8 +205,13 @@ impl LocalQueue {
                         "reconciler: leases lapsed"
                     ),
                     Ok(_) => {}
-                    Err(e) => tracing::error!("reconciler: {e}"),
+                    Err(e) => {
+                        tracing::error!("reconciler: {e}");
+                        forgive = true;
+                        continue;
+                    }
                 }
+                last_pass = tokio::time::Instant::now();
             }
         });
         Reconciler { handle }

@@ -286,14 +286,26 @@ async fn the_reconciler_task_requeues(backend: Backend) {
     let s = f.submit(&team, 1).await;
     let (w1, w2) = (f.worker("w1").await, f.worker("w2").await);
     let a = w1.take(Duration::ZERO).await.unwrap().expect("a job");
+    // A lease running when the reconciler starts is first extended by one lease (the
+    // server may have been down): it lapses only once the clock passes that too.
+    let lease = a.lease.expires_at;
     let _reconciler = f.queue.spawn_reconciler();
     f.t.clock.advance(chrono::Duration::seconds(31));
+    let clock = f.t.clock.clone();
+    let advancing = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            clock.advance(chrono::Duration::seconds(31));
+        }
+    });
     // The reconciler requeues and wakes the idle worker (whose poll is an hour away).
     let b = w2
         .take(Duration::from_secs(30))
         .await
         .unwrap()
         .expect("attempt 2, after the reconciler");
+    advancing.abort();
+    assert!(f.t.clock.now() > lease + chrono::Duration::seconds(30));
     assert_eq!(b.job.attempt.submission, s.id);
     assert_eq!(b.job.attempt.number, 2);
     assert!(matches!(

@@ -18,8 +18,8 @@
 mod doorbell;
 mod remote;
 
-pub use doorbell::{Doorbell, Listener, Notice, QueueUrl, spawn_ringer};
-pub use remote::{RemoteConfig, RemoteDispatch};
+pub use doorbell::{Doorbell, Listener, Notice, NoticeCounts, QueueUrl, spawn_ringer};
+pub use remote::{RemoteConfig, RemoteDispatch, TakeCounts};
 
 /// What can go wrong with a fleet's wires.
 #[derive(Debug, thiserror::Error)]

@@ -62,6 +62,35 @@ pub struct RemoteDispatch {
     listener: std::sync::Arc<std::sync::OnceLock<Listener>>,
     /// Whether notices come at all (a queue address was given).
     awaits_notices: bool,
+    /// Takes that found nothing, and takes made because no notice came (polls).
+    empty_takes: std::sync::atomic::AtomicU64,
+    polls: std::sync::atomic::AtomicU64,
+}
+
+/// How a remote worker's takes went since it started (the figures its operator reads
+/// when it stops, and a benchmark's): notices delivered and stale ones purged, takes
+/// that found nothing, takes made because no notice came, and how often the doorbell's
+/// stream and consumer were made again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TakeCounts {
+    pub notices: crate::NoticeCounts,
+    pub empty_takes: u64,
+    pub polls: u64,
+}
+
+impl std::fmt::Display for TakeCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} notice(s) delivered, {} stale purged, {} empty take(s), {} poll(s), \
+             notices' stream made again {} time(s)",
+            self.notices.delivered,
+            self.notices.purged,
+            self.empty_takes,
+            self.polls,
+            self.notices.remade
+        )
+    }
 }
 
 /// The server's error object, as far as a worker needs it.
@@ -222,7 +251,23 @@ impl RemoteDispatch {
             build,
             listener,
             awaits_notices,
+            empty_takes: Default::default(),
+            polls: Default::default(),
         })
+    }
+
+    /// How this worker's takes went so far.
+    pub fn counts(&self) -> TakeCounts {
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        TakeCounts {
+            notices: self
+                .listener
+                .get()
+                .map(Listener::counts)
+                .unwrap_or_default(),
+            empty_takes: get(&self.empty_takes),
+            polls: get(&self.polls),
+        }
     }
 
     /// Who the server says this worker is.
@@ -262,6 +307,8 @@ impl RemoteDispatch {
             .await
             .map_err(|e| unreachable("taking a job", e))?;
         if r.status() == StatusCode::NO_CONTENT {
+            self.empty_takes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Ok(None);
         }
         answer(Ok(r), "taking a job", &self.refusing(None))
@@ -391,6 +438,11 @@ impl RemoteDispatch {
                     // The take the notice prompts, then the ack (before the download):
                     // a worker that dies between the two leaves the notice to another.
                     let taken = self.offer().await;
+                    if let (Ok(None), None, Some(l)) =
+                        (&taken, &self.config.challenges, self.listener.get())
+                    {
+                        l.stale(&n).await;
+                    }
                     n.done().await;
                     if let Some(a) = taken? {
                         return self.fetch(a).await.map(Some);
@@ -398,7 +450,11 @@ impl RemoteDispatch {
                     look = false;
                 }
                 // A poll: no notice came within the nap.
-                None => look = true,
+                None => {
+                    self.polls
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    look = true;
+                }
             }
         }
     }

@@ -95,6 +95,30 @@ async fn the_server_rings_for_each_wake_up_of_its_queue() {
     server.delete().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_take_purges_the_notices_stored_before_it_only() {
+    let url = url();
+    let server = bell(&url).await;
+    let listener = bell(&url).await.listener().await.unwrap();
+    // A burst while every worker was busy: stored.
+    server.ring(4).await.unwrap();
+    let n = listener
+        .wait(Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    // Rung after the notice was delivered: possibly a new job; kept.
+    server.ring(1).await.unwrap();
+    // The take it prompted found nothing.
+    listener.stale(&n).await;
+    n.done().await;
+    assert_eq!(server.waiting().await.unwrap(), 1);
+    assert_eq!(listener.counts().purged, 4);
+    assert_eq!(listener.counts().delivered, 1);
+    assert_eq!(drain(&listener, Duration::from_millis(500)).await, 1);
+    server.delete().await.unwrap();
+}
+
 #[test]
 fn a_queue_address_that_is_not_nats_is_refused_by_name() {
     let e = "redis://127.0.0.1:6379".parse::<QueueUrl>().unwrap_err();

@@ -118,7 +118,8 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // the server only then, or when rung.
         pool_config.take_wait = Duration::from_secs_f64(a.poll);
         let (lines, mut said) = tokio::sync::mpsc::unbounded_channel();
-        let pool = worker::Pool::start(Arc::new(remote), judge, pool_config, Some(observer(lines)));
+        let remote = Arc::new(remote);
+        let pool = worker::Pool::start(remote.clone(), judge, pool_config, Some(observer(lines)));
         let mut signal = signals()?;
         // The lines are written here, where `out` (stdout, locked for the whole
         // command) lives, until a signal: then the runs under way are stopped and
@@ -142,6 +143,7 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         while let Ok(line) = said.try_recv() {
             writeln!(out, "{line}")?;
         }
+        writeln!(out, "takes: {}", remote.counts())?;
         out.flush()?;
         judge::workdir::remove_live();
         sandbox::shutdown();

@@ -597,6 +597,27 @@ impl Store {
         tx.finish(r).await
     }
 
+    /// Every running attempt's lease ends no sooner than `now + by`: the platform itself
+    /// was failing (the store unreachable, the reconciler not running: a server start, a
+    /// failed or late pass), so workers' heartbeats may not have got through, and a
+    /// lease that lapsed meanwhile is no worker's fault. A worker still on its attempt
+    /// heartbeats within the new lease; one that is gone lapses one lease later. Returns
+    /// how many leases were moved.
+    pub async fn extend_leases(&self, by: Duration) -> Result<u64, Error> {
+        let until = us(lease_end(self.now(), by)?);
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            tx.execute(
+                "UPDATE attempts SET lease_expires_at = $1 \
+                 WHERE ended_at IS NULL AND lease_expires_at < $1",
+                args![until],
+            )
+            .await
+        })
+        .await;
+        tx.finish(r).await
+    }
+
     /// Ends at once every running attempt leased to `worker`, whatever its lease, as
     /// [`Store::reconcile`] ends a lapsed one (reason `worker_restarted`, not charged,
     /// retried while attempts are left, not held against the worker). For a worker

@@ -13,9 +13,14 @@ use tokio::time::Instant;
 use crate::report::{self, ErrorReason};
 use crate::{Ending, Event, Shared};
 
-/// Reports that fail for a fault of the queue are tried this many times, the wait
-/// doubling from `retry_wait`.
-const REPORT_TRIES: u32 = 5;
+/// Reports that fail for a fault of the queue are tried again, the wait doubling from
+/// `retry_wait` up to this: a finished result is kept and offered until the queue takes
+/// or refuses it, however long the platform is down.
+const REPORT_WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// Once stopping (the worker shuts down), a report that keeps failing is tried this
+/// many times more, then given up: the lease lapses and the job is judged again.
+const STOPPING_TRIES: u32 = 3;
 
 /// How a run on the blocking thread ended.
 #[allow(clippy::large_enum_variant)] // one per job, moved once: boxing buys nothing
@@ -235,7 +240,7 @@ pub(crate) async fn job(
         Some(why) => Ending::Abandoned { why },
         None => {
             let (report, reason) = report::build(ended, &out, stopping.as_deref());
-            let ending = deliver(shared, &lease, &report, reason).await;
+            let ending = deliver(shared, &lease, &report, reason, stop).await;
             if let Ending::Reported { outcome, reason } = &ending {
                 match reason {
                     Some(r) => tracing::warn!(slot, attempt = %key, "reported {outcome}: {r}"),
@@ -253,35 +258,41 @@ pub(crate) async fn job(
     });
 }
 
-/// A heartbeat that failed: the lease is taken to be lost once no heartbeat got
-/// through for its whole length (the reconciler may have moved on by then).
+/// A heartbeat that failed (the queue unreachable or failing). The run goes on: a
+/// platform that fails does not lapse leases (the reconciler extends them when it
+/// comes back), and the queue says `Lost` when the attempt is over; until it answers
+/// again nothing is known. Only logged, with how long nothing got through.
 fn heartbeat_failed(lease: &Lease, held_at: Instant, why: &str) -> Option<String> {
-    tracing::warn!(attempt = %lease.attempt, "heartbeat failed: {why}");
-    (held_at.elapsed() >= lease.length).then(|| {
-        format!(
-            "no heartbeat got through for {:?} (last: {why})",
-            lease.length
-        )
-    })
+    tracing::warn!(
+        attempt = %lease.attempt,
+        "heartbeat failed ({:?} since one got through): {why}",
+        held_at.elapsed()
+    );
+    None
 }
 
-/// Reports, trying again while the queue fails (not when it refuses).
+/// Reports, trying again while the queue fails (not when it refuses), with the lease
+/// heartbeated meanwhile: the result folder stays on this machine until the queue takes
+/// the report, refuses it, or says the attempt is over.
 async fn deliver(
     shared: &Shared,
     lease: &Lease,
     report: &Report,
     reason: Option<ErrorReason>,
+    stop: &mut watch::Receiver<bool>,
 ) -> Ending {
     let mut wait = shared.config.retry_wait;
-    let mut tries = 0;
+    let mut left_when_stopping = STOPPING_TRIES;
     // A run stopped because the worker is shutting down is no fault of the worker's: it
     // does not count towards disabling it after repeated errors.
     let blame = match &reason {
         Some(ErrorReason::Stopped { .. }) => Blame::Elsewhere,
         _ => Blame::Worker,
     };
+    let every = lease.heartbeat_every.max(Duration::from_millis(10));
+    let mut tick = tokio::time::interval_at(Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tries += 1;
         match shared.dispatch.report_blamed(lease, report, blame).await {
             Ok(_) => {
                 return Ending::Reported {
@@ -293,15 +304,40 @@ async fn deliver(
                 tracing::warn!(attempt = %lease.attempt, "report refused: {why}");
                 return Ending::Refused { why };
             }
-            Err(e) if !e.is_transient() || tries >= REPORT_TRIES => {
+            Err(e) if !e.is_transient() => {
                 tracing::error!(attempt = %lease.attempt, "report not delivered: {e}");
                 return Ending::Undelivered { why: e.to_string() };
             }
             Err(e) => {
-                tracing::warn!(attempt = %lease.attempt, "report failed, trying again: {e}");
-                tokio::time::sleep(wait).await;
-                wait = wait.saturating_mul(2);
+                if *stop.borrow() {
+                    if left_when_stopping == 0 {
+                        tracing::error!(attempt = %lease.attempt, "report not delivered: {e}");
+                        return Ending::Undelivered { why: e.to_string() };
+                    }
+                    left_when_stopping -= 1;
+                }
+                tracing::warn!(attempt = %lease.attempt, "report failed, trying again in {wait:?}: {e}");
             }
         }
+        // The wait, heartbeating: the queue that comes back sees the lease alive, or
+        // says it is over (then the result is not ours to give).
+        let until = Instant::now() + wait;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => break,
+                _ = tick.tick() => {
+                    let beat = tokio::time::timeout(
+                        every,
+                        shared.dispatch.heartbeat(lease, &RunProgress::default()),
+                    )
+                    .await;
+                    if let Ok(Ok(Standing::Lost { why, .. })) = beat {
+                        tracing::warn!(attempt = %lease.attempt, "lease lost while reporting: {why}");
+                        return Ending::Refused { why: format!("lease lost: {why}") };
+                    }
+                }
+            }
+        }
+        wait = wait.saturating_mul(2).min(REPORT_WAIT_MAX);
     }
 }

@@ -20,6 +20,7 @@ both!(
     a_late_report_races_the_reconciler,
     failures_by_reason,
     a_restarted_worker_loses_only_its_own_attempts,
+    a_platform_outage_extends_leases,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -627,4 +628,32 @@ async fn a_restarted_worker_loses_only_its_own_attempts(t: &TestStore) {
             number: 2
         }
     );
+}
+
+/// After the platform was failing, every running lease is moved to one lease from now:
+/// a lease that lapsed during the outage is not ended, a later one is not shortened,
+/// ended attempts are left alone, and a worker that is really gone lapses one lease on.
+async fn a_platform_outage_extends_leases(t: &TestStore) {
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    t.submit(&entry(&team, &f, 1)).await.unwrap();
+    let start = t.now();
+    let j = t.take_job(f.worker.id, LEASE, None).await.unwrap().unwrap();
+    // Down for longer than the lease; back now.
+    t.clock.advance(Duration::seconds(200));
+    assert_eq!(t.extend_leases(LEASE).await.unwrap(), 1);
+    assert!(t.reconcile().await.unwrap().lost.is_empty());
+    // A shorter extension does not shorten it.
+    assert_eq!(
+        t.extend_leases(std::time::Duration::from_secs(1))
+            .await
+            .unwrap(),
+        0
+    );
+    t.clock.set(start + Duration::seconds(259));
+    assert!(t.reconcile().await.unwrap().lost.is_empty());
+    t.clock.set(start + Duration::seconds(261));
+    assert_eq!(t.reconcile().await.unwrap().lost, [j.attempt]);
+    // Ended attempts stay ended.
+    assert_eq!(t.extend_leases(LEASE).await.unwrap(), 0);
 }
