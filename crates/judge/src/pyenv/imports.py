@@ -132,7 +132,7 @@ def main():
                 first[module] = [rel, line, guarded]
             elif not guarded:
                 first[module][2] = False
-    std = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    std = stdlib_names()
     for module in sorted(first):
         if module in own or module in std or module == "__future__":
             continue
@@ -155,6 +155,25 @@ def main():
         result["stderr"] = err.getvalue()[-2000:]
         result["dist"], result["version"] = distribution(module)
         emit(result)
+
+
+
+def stdlib_names():
+    """The standard library's top-level names: sys.stdlib_module_names from CPython
+    3.10 on; before it (bullseye's 3.9) the names in the standard library's folder and
+    its lib-dynload, as the judge's requirement reading lists them."""
+    names = set(sys.builtin_module_names)
+    listed = getattr(sys, "stdlib_module_names", None)
+    if listed is not None:
+        return names | set(listed)
+    import sysconfig
+    std = sysconfig.get_paths()["stdlib"]
+    for d in (std, os.path.join(std, "lib-dynload")):
+        try:
+            names |= {n.split(".")[0] for n in os.listdir(d)}
+        except OSError:
+            pass
+    return names
 
 
 if __name__ == "__main__":

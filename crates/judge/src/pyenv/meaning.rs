@@ -104,6 +104,8 @@ pub fn stdlib_names(python: &Path) -> Result<BTreeSet<String>, String> {
         if names is None:\n\
         \x20   d = sysconfig.get_paths()['stdlib']\n\
         \x20   names = set(sys.builtin_module_names) | {n.split('.')[0] for n in os.listdir(d)}\n\
+        \x20   dy = os.path.join(d, 'lib-dynload')\n\
+        \x20   names |= {n.split('.')[0] for n in os.listdir(dy)} if os.path.isdir(dy) else set()\n\
         print('\\n'.join(sorted(names)))\n";
     let out = Command::new(python)
         .args(["-I", "-c", CODE])
