@@ -54,12 +54,13 @@ fi
 
 # The era runtimes the tests use (docs/runtimes.md): Debian root file systems built by
 # mmdebstrap, kept in a folder reused while intact (a runtime whose lock changed gets a
-# new folder). Building one takes a few minutes; a warm cache costs nothing.
+# new folder). Building one takes a few minutes; a warm cache costs nothing. The folder
+# is outside the clone, so that a fresh clone on the same machine (CI's) reuses it.
 if ! command -v mmdebstrap >/dev/null; then
   echo "test.sh: installing mmdebstrap" >&2
   if [ "$(id -u)" = 0 ]; then apt-get install -y mmdebstrap; else sudo apt-get install -y mmdebstrap; fi
 fi
-export PHYSIOJUDGE_RUNTIMES_DIR="${PHYSIOJUDGE_RUNTIMES_DIR:-$root/target/runtimes}"
+export PHYSIOJUDGE_RUNTIMES_DIR="${PHYSIOJUDGE_RUNTIMES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/physiojudge/test-runtimes}"
 cargo build --locked -p physiojudge
 for release in bullseye; do
   "$root/target/debug/physiojudge" runtime setup --release "$release"
