@@ -376,7 +376,21 @@ async fn killed_mid_run_then_retried_and_scored(backend: Backend) {
     f.gate.release();
     // Its lease lapses; the reconciler ends the attempt and queues the submission again.
     f.t.clock.advance(chrono::Duration::seconds(31));
-    let done = f.queue.reconcile().await.unwrap();
+    // A pass of the pool's own reconciler may hold SQLite's write lock at this moment
+    // (seen once as "database is locked"): try again, as the reconciler does at its next
+    // pass.
+    let mut tries = 0;
+    let done = loop {
+        match f.queue.reconcile().await {
+            Ok(d) => break d,
+            Err(e) if tries < 5 => {
+                tries += 1;
+                eprintln!("reconcile: {e}; again");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("reconcile: {e}"),
+        }
+    };
     assert_eq!(done.requeued, vec![s.id]);
     let second = f.pool("second", 1).await;
     let endings = f.ended(s.id, 1).await;
