@@ -237,25 +237,18 @@ pub struct RankingNumber {
 }
 
 impl ScorerId {
-    /// The numbers entries are ranked by, the first being the `score`. PhysioNet 2022
-    /// ranks murmur weighted accuracy and outcome cost separately.
+    /// The numbers entries are ranked by, the first being the `score` (its kind's,
+    /// [`crate::kinds::Kind::ranking`]).
     pub fn ranking(self) -> &'static [RankingNumber] {
-        const SCORE: RankingNumber = RankingNumber {
-            key: "score",
-            better: Better::Higher,
-        };
-        match self {
-            ScorerId::Cpsc2021 | ScorerId::Cinc2017 | ScorerId::Itr => &[SCORE],
-            ScorerId::Physionet2022 => &[
-                SCORE,
-                RankingNumber {
-                    key: "outcome_cost",
-                    better: Better::Lower,
-                },
-            ],
-        }
+        crate::kinds::of(self).ranking()
     }
 }
+
+/// The ranking number every kind has: the report's `score`, higher is better.
+pub const SCORE: RankingNumber = RankingNumber {
+    key: "score",
+    better: Better::Higher,
+};
 
 /// The largest definition file read (a definition is a few KiB).
 pub const DEFINITION_CAP: u64 = 1 << 20;

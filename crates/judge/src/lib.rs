@@ -15,6 +15,7 @@
 pub mod challenge;
 pub mod dataset;
 mod judging;
+pub mod kinds;
 pub mod outputs;
 pub mod pipeline;
 pub mod pyenv;

@@ -115,116 +115,25 @@ fn score_split(
     if !taken.is_dir() {
         return Ok(None);
     }
-    match challenge.scorer {
-        ScorerId::Itr => {
-            if !session.is_file() {
-                return Ok(None);
-            }
-            let log = read_json(session)?;
-            Ok(Some(itr_again(challenge, &log, session)?))
-        }
-        _ => {
-            let dataset = Dataset::open(challenge.layout, data)?;
-            let splits = dataset.split(&challenge.split, &challenge.id)?;
-            let items = if quiz { &splits.quiz } else { &splits.exam };
-            if items.is_empty() {
-                return Ok(None);
-            }
-            let mut records: Vec<RecordStatus> = Vec::new();
-            crate::pipeline::score::score_outputs(challenge, data, items, taken, &mut records)
-        }
+    let kind = crate::kinds::of(challenge.scorer);
+    if let Some(scored) = kind.score_session(challenge, session) {
+        return scored.map(Some);
     }
+    let dataset = Dataset::open(challenge.layout, data)?;
+    let splits = dataset.split(&challenge.split, &challenge.id)?;
+    let items = if quiz { &splits.quiz } else { &splits.exam };
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut records: Vec<RecordStatus> = Vec::new();
+    crate::pipeline::score::score_outputs(challenge, data, items, taken, &mut records)
 }
 
-fn read_json(path: &Path) -> Result<Value, JudgeError> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, JudgeError> {
     let text = std::fs::read_to_string(path).map_err(|e| JudgeError::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| JudgeError::Internal {
         message: format!("{}: not the JSON the judge wrote: {e}", path.display()),
     })
-}
-
-/// A stored session log's ITR, recomputed from its trials with this scorer: each
-/// subject's trials (in the order the session listed its subjects) through
-/// `score::itr`, and the report the session stage writes.
-fn itr_again(
-    challenge: &Challenge,
-    session: &Value,
-    path: &Path,
-) -> Result<crate::result::ScoreSummary, JudgeError> {
-    let bad = |what: &str| JudgeError::Internal {
-        message: format!("{}: {what}", path.display()),
-    };
-    let trials = session
-        .get("trials")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("no trials"))?;
-    let mut order: Vec<String> = session
-        .pointer("/summary/subjects")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|s| s.get("subject").and_then(Value::as_str).map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut per: Vec<Vec<score::itr::Trial>> = vec![Vec::new(); order.len()];
-    for t in trials {
-        let subject = t
-            .get("subject")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("a trial without its subject"))?;
-        let trial = match t.get("outcome").and_then(Value::as_str) {
-            Some("reported") => score::itr::Trial::Reported {
-                correct: t
-                    .get("correct")
-                    .and_then(Value::as_bool)
-                    .ok_or_else(|| bad("a reported trial without `correct`"))?,
-                sequences: t
-                    .get("sequences")
-                    .and_then(Value::as_u64)
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| bad("a reported trial without `sequences`"))?,
-            },
-            Some("no_report") => score::itr::Trial::NoReport,
-            _ => return Err(bad("a trial of unknown outcome")),
-        };
-        let i = match order.iter().position(|s| s == subject) {
-            Some(i) => i,
-            None => {
-                order.push(subject.to_owned());
-                per.push(Vec::new());
-                order.len() - 1
-            }
-        };
-        per[i].push(trial);
-    }
-    let subjects = order
-        .iter()
-        .zip(&per)
-        .map(|(name, t)| score::itr::subject(name, t))
-        .collect();
-    let summary = score::itr::summarize(subjects);
-    let accepted = session
-        .get("log")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter(|e| e.get("status").and_then(Value::as_str) == Some("accepted"))
-                .count()
-        })
-        .unwrap_or(0);
-    let count = |k: &str| session.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
-    Ok(crate::pipeline::stream::itr_report(
-        &challenge.id,
-        &summary,
-        trials.len(),
-        count("reports"),
-        accepted,
-        session
-            .get("finished")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    ))
 }
 
 /// The warnings of a scored result folder: today "degenerate output" when the entry
@@ -241,12 +150,12 @@ pub fn warnings(challenge: &Challenge, out: &Path) -> Vec<String> {
 }
 
 fn warnings_of(challenge: &Challenge, report: &Value, taken: &Path) -> Vec<String> {
-    let session = match challenge.scorer {
-        ScorerId::Itr => std::fs::read_to_string(taken.join("session.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok()),
-        _ => None,
-    };
+    let kind = crate::kinds::of(challenge.scorer);
+    let session = kind
+        .reads_session()
+        .then(|| std::fs::read_to_string(taken.join("session.json")).ok())
+        .flatten()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
     degenerate(challenge.scorer, report, session.as_ref())
         .map(|why| format!("degenerate output: {why}"))
         .into_iter()
@@ -255,71 +164,10 @@ fn warnings_of(challenge: &Challenge, report: &Value, taken: &Path) -> Vec<Strin
 
 /// Why the outputs are degenerate — the same answer for every record, as scored (a
 /// missing output counts as the default answer it was scored as) — or `None`. Needs
-/// at least two records: one answer for one record says nothing.
-///
-/// - CPSC 2021: no AF episode in any record (every record N), or every record AF
-///   throughout;
-/// - CinC 2017: one class for every record;
-/// - PhysioNet 2022: one murmur class and one outcome class for every patient;
-/// - P300 speller: one character for every trial (the accepted reports of the
-///   session log, `session`).
+/// at least two records: one answer for one record says nothing. Each kind says what
+/// "the same answer" is (`crate::kinds`); a stream kind reads the session log, `session`.
 pub fn degenerate(scorer: ScorerId, report: &Value, session: Option<&Value>) -> Option<String> {
-    let items = || {
-        report
-            .get("items")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-    };
-    let field = |item: &Value, key: &str| item.get(key).map(Value::to_string);
-    let one_value = |key: &str| -> Option<String> {
-        let items = items();
-        if items.len() < 2 {
-            return None;
-        }
-        let first = field(&items[0], key)?;
-        items
-            .iter()
-            .all(|i| field(i, key).as_ref() == Some(&first))
-            .then(|| first.trim_matches('"').to_owned())
-    };
-    let n = items().len();
-    match scorer {
-        ScorerId::Cpsc2021 => match one_value("class_pred").as_deref() {
-            Some("N") => Some(format!("no AF anywhere: every one of {n} records is N")),
-            Some("AFf") => Some(format!("every one of {n} records is AF throughout")),
-            _ => None,
-        },
-        ScorerId::Cinc2017 => {
-            one_value("answer").map(|a| format!("every one of {n} records is classed {a}"))
-        }
-        ScorerId::Physionet2022 => {
-            let murmur = one_value("murmur_output")?;
-            let outcome = one_value("outcome_output")?;
-            Some(format!(
-                "every one of {n} patients is murmur {murmur}, outcome {outcome}"
-            ))
-        }
-        ScorerId::Itr => {
-            let codes: Vec<i64> = session?
-                .get("log")?
-                .as_array()?
-                .iter()
-                .filter(|e| e.get("status").and_then(Value::as_str) == Some("accepted"))
-                .filter_map(|e| e.get("code").and_then(Value::as_i64))
-                .collect();
-            let trials = session?.get("trials")?.as_array()?.len();
-            // Every trial answered, and with one character.
-            (trials >= 2 && codes.len() == trials && codes.iter().all(|c| *c == codes[0])).then(
-                || {
-                    format!(
-                        "character code {} for every one of {trials} trials",
-                        codes[0]
-                    )
-                },
-            )
-        }
-    }
+    crate::kinds::of(scorer).degenerate(report, session)
 }
 
 #[cfg(test)]
@@ -424,47 +272,6 @@ mod tests {
             None
         );
         assert_eq!(degenerate(ScorerId::Itr, &report, None), None);
-    }
-
-    #[test]
-    fn itr_again_recomputes_the_sessions_report() {
-        let c = Challenge::built_in("p300speller").unwrap();
-        let trials = [
-            ("S1", Some((true, 2))),
-            ("S1", Some((true, 3))),
-            ("S2", Some((false, 5))),
-            ("S2", None),
-        ];
-        let session = json!({
-            "summary": {"subjects": [{"subject": "S1"}, {"subject": "S2"}]},
-            "trials": trials.iter().map(|(s, t)| match t {
-                Some((c, n)) => json!({"subject": s, "outcome": "reported", "correct": c,
-                    "sequences": n}),
-                None => json!({"subject": s, "outcome": "no_report"}),
-            }).collect::<Vec<_>>(),
-            "log": [{"status": "accepted"}, {"status": "accepted"}, {"status": "accepted"}],
-            "reports": 5,
-            "finished": true,
-        });
-        let got = itr_again(&c, &session, Path::new("session.json")).unwrap();
-        let s1 = score::itr::subject(
-            "S1",
-            &[
-                score::itr::Trial::Reported {
-                    correct: true,
-                    sequences: 2,
-                },
-                score::itr::Trial::Reported {
-                    correct: true,
-                    sequences: 3,
-                },
-            ],
-        );
-        assert_eq!(got.report["subjects"][0]["itr"].as_f64(), Some(s1.itr));
-        assert_eq!(got.report["subjects"][1]["itr"].as_f64(), Some(0.0));
-        assert_eq!(got.score, s1.itr / 2.0);
-        assert_eq!(got.report["accepted_reports"], 3);
-        assert_eq!(got.report["trials"], 4);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::challenge::{Challenge, ScorerId};
+use crate::challenge::Challenge;
 use crate::result::{ExamScore, RankedNumber};
 
 /// `x` rounded to `decimals` decimal places, as its decimal text would be printed
@@ -179,32 +179,13 @@ pub fn shown_ranks<T: Ord + Copy>(
     out
 }
 
-/// The fields of a report's `items` that come from the entry's own output, by scorer.
-fn prediction_fields(scorer: ScorerId) -> &'static [&'static str] {
-    match scorer {
-        ScorerId::Cpsc2021 => &["record", "file", "class_pred", "defaulted"],
-        ScorerId::Cinc2017 => &["record", "answer", "defaulted"],
-        ScorerId::Physionet2022 => &[
-            "patient",
-            "file",
-            "murmur_output",
-            "outcome_output",
-            "murmur_scores",
-            "outcome_scores",
-            "defaulted",
-        ],
-        // A session report has no items; its per-subject table holds aggregates.
-        ScorerId::Itr => &[],
-    }
-}
-
 /// The quiz report as a participant sees it: whole when the challenge reveals quiz
 /// labels, else with each item cut to the fields that come from the entry's output.
 pub fn quiz_view(c: &Challenge, report: &Value) -> Value {
     if c.reveal_quiz_labels {
         return report.clone();
     }
-    let keep = prediction_fields(c.scorer);
+    let keep = crate::kinds::of(c.scorer).prediction_fields();
     let mut out = report.clone();
     if let Some(Value::Array(items)) = out.get_mut("items") {
         for item in items {

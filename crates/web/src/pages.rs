@@ -504,7 +504,7 @@ async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> 
 }
 
 fn task_text(def: &judge::challenge::Challenge) -> Markup {
-    use judge::challenge::{Interface, ScorerId};
+    use judge::challenge::Interface;
     let interface = match def.interface {
         Interface::Folder => html! {
             p { "The judge runs your entry once per data set: "
@@ -528,20 +528,7 @@ fn task_text(def: &judge::challenge::Challenge) -> Markup {
                 ", in simulated real time." }
         },
     };
-    let scoring = match def.scorer {
-        ScorerId::Cpsc2021 => {
-            "The CPSC 2021 score U: each record scores its class decision (normal, persistent or paroxysmal AF) plus, for paroxysmal records, how well the onsets and offsets match the truth; the challenge score is the mean. Higher is better."
-        }
-        ScorerId::Cinc2017 => {
-            "The mean F1 of the classes Normal, AF and Other (the noisy class is scored but not averaged). A missing answer counts as noisy. Higher is better."
-        }
-        ScorerId::Physionet2022 => {
-            "Two rankings: the murmur's weighted accuracy (higher is better) and the outcome's cost (lower is better), each ranked on its own."
-        }
-        ScorerId::Itr => {
-            "The information transfer rate in bits per minute, from the accuracy and the time each character took; a report outside the valid window counts as wrong at 9 s. The mean over subjects, higher is better."
-        }
-    };
+    let scoring = judge::kinds::of(def.scorer).scoring_text();
     html! {
         (interface)
         h3 { "How scoring works" }

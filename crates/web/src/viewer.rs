@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use judge::challenge::ScorerId;
 use server::views::SubmissionView;
 
 use crate::Web;
@@ -168,23 +169,14 @@ pub(crate) async fn record(
         );
     }
     let def = definition(&web, &s.challenge).await;
-    let scorer = def.as_ref().map(|d| d.scorer);
-    if !matches!(
-        scorer,
-        Some(
-            judge::challenge::ScorerId::Cpsc2021
-                | judge::challenge::ScorerId::Cinc2017
-                | judge::challenge::ScorerId::Physionet2022
-                | judge::challenge::ScorerId::Itr
-        )
-    ) {
+    let Some(scorer) = def.as_ref().map(|d| d.scorer) else {
         return Err(refuse(
             StatusCode::NOT_IMPLEMENTED,
             "No viewer for this challenge yet",
-            "The record viewer has no drawing for this challenge's records. The \
-             submission's page lists each quiz record's status.",
+            "The record viewer cannot read this challenge's definition. The submission's \
+             page lists each quiz record's status.",
         ));
-    }
+    };
     let challenge = web
         .store
         .challenge(&s.challenge)
@@ -200,15 +192,12 @@ pub(crate) async fn record(
     )
     .join("outputs/quiz");
     let name2 = name.clone();
+    // Every kind has its drawing; a new kind fails to compile here until it has one.
     let drawn = tokio::task::spawn_blocking(move || match scorer {
-        Some(judge::challenge::ScorerId::Cinc2017) => {
-            draw_cinc2017(&data, &outputs, &name2, w.from, w.to)
-        }
-        Some(judge::challenge::ScorerId::Physionet2022) => {
-            draw_physionet2022(&data, &outputs, &name2, w.from, w.to)
-        }
-        Some(judge::challenge::ScorerId::Itr) => draw_p300(&data, &outputs, &name2),
-        _ => draw(&data, &outputs, &name2, w.from, w.to),
+        ScorerId::Cpsc2021 => draw(&data, &outputs, &name2, w.from, w.to),
+        ScorerId::Cinc2017 => draw_cinc2017(&data, &outputs, &name2, w.from, w.to),
+        ScorerId::Physionet2022 => draw_physionet2022(&data, &outputs, &name2, w.from, w.to),
+        ScorerId::Itr => draw_p300(&data, &outputs, &name2),
     })
     .await
     .map_err(|e| PageError::internal(&e).into_response())?

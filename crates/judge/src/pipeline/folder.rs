@@ -7,7 +7,6 @@ use sandbox::Bind;
 use super::driver::{Driver, Ran, Split};
 use super::{Evaluator, OUTPUT_CAP, StageLog, ro, run_failure, rw};
 use crate::JudgeError;
-use crate::challenge::ScorerId;
 use crate::dataset::materialise;
 use crate::outputs::collect;
 use crate::result::{RecordState, RecordStatus};
@@ -53,10 +52,7 @@ pub(super) fn whole_split(
     for _ in split.items {
         ev.record_done();
     }
-    let ext = match ev.c.scorer {
-        ScorerId::Cpsc2021 => ".json",
-        _ => ".csv",
-    };
+    let ext = crate::kinds::of(ev.c.scorer).output_suffix();
     let expected: std::collections::HashSet<String> = split
         .items
         .iter()

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::split::ExamRun;
-use super::{Evaluator, io, write_json};
+use super::{Evaluator, write_json};
 use crate::JudgeError;
-use crate::challenge::ScorerId;
 use crate::dataset::Item;
+use crate::kinds::Scored;
 use crate::result::{Counts, Outcome, RecordState, RecordStatus, ScoreSummary, Stage};
 
 impl Evaluator<'_, '_> {
@@ -82,63 +82,14 @@ pub(crate) fn score_outputs(
     records: &mut [RecordStatus],
 ) -> Result<Option<ScoreSummary>, JudgeError> {
     let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
-    let fail = |e: score::ScoreError| JudgeError::data(Some(data), e);
-    // (record, why its output was unusable; None: there was none)
-    let (score, report, defaulted): (f64, serde_json::Value, Vec<(String, Option<String>)>) =
-        match c.scorer {
-            ScorerId::Cpsc2021 => {
-                let mut reference = score::cpsc2021::load_reference(data).map_err(fail)?;
-                reference.records.retain(|r| ids.contains(r.name.as_str()));
-                let rep =
-                    score::cpsc2021::score(&reference, taken, score::Mode::Strict).map_err(fail)?;
-                let items = rep.items.iter();
-                let d = unusable(
-                    items.map(|i| (&i.record, i.defaulted, i.file.is_some())),
-                    &rep.errors,
-                );
-                (rep.score, to_json(&rep), d)
-            }
-            ScorerId::Cinc2017 => {
-                let path = data.join("REFERENCE.csv");
-                let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
-                let mut reference =
-                    score::cinc2017::parse_reference(&text, &path.display().to_string())
-                        .map_err(fail)?;
-                reference.retain(|(r, _)| ids.contains(r.as_str()));
-                let answers = std::fs::read(taken.join("answers.txt")).unwrap_or_default();
-                let rep = score::cinc2017::score(
-                    &reference,
-                    &String::from_utf8_lossy(&answers),
-                    "answers.txt",
-                    score::Mode::Strict,
-                )
-                .map_err(fail)?;
-                let d = rep
-                    .items
-                    .iter()
-                    .filter(|i| i.defaulted)
-                    .map(|i| {
-                        let why = problem(&rep.errors, &i.record)
-                            .filter(|m| !m.contains(&format!("no answer for {}", i.record)));
-                        (i.record.clone(), why)
-                    })
-                    .collect();
-                (rep.score, to_json(&rep), d)
-            }
-            ScorerId::Physionet2022 => {
-                let mut reference = score::physionet2022::load_labels(data).map_err(fail)?;
-                reference.patients.retain(|p| ids.contains(p.id.as_str()));
-                let rep = score::physionet2022::score(&reference, taken, score::Mode::Strict)
-                    .map_err(fail)?;
-                let items = rep.items.iter();
-                let d = unusable(
-                    items.map(|i| (&i.patient, i.defaulted, i.file.is_some())),
-                    &rep.errors,
-                );
-                (rep.score, to_json(&rep), d)
-            }
-            ScorerId::Itr => return Ok(None),
-        };
+    let Some(Scored {
+        score,
+        report,
+        defaulted,
+    }) = crate::kinds::of(c.scorer).score_folder(data, &ids, taken)?
+    else {
+        return Ok(None);
+    };
     for (id, why) in defaulted {
         if let Some(r) = records.iter_mut().find(|r| r.record == id)
             && r.state == RecordState::Ok
@@ -151,52 +102,4 @@ pub(crate) fn score_outputs(
         }
     }
     Ok(Some(ScoreSummary { score, report }))
-}
-
-/// The defaulted items of a scorer's report, from (id, defaulted, had an output file):
-/// each with why its output was unusable, or `None` when there was none.
-fn unusable<'a>(
-    items: impl Iterator<Item = (&'a String, bool, bool)>,
-    errors: &[score::PredictionError],
-) -> Vec<(String, Option<String>)> {
-    items
-        .filter(|(_, defaulted, _)| *defaulted)
-        .map(|(id, _, had_file)| (id.clone(), had_file.then(|| problem(errors, id)).flatten()))
-        .collect()
-}
-
-/// The error the scorer listed for an item: in its own output file, or naming it.
-fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
-    errors
-        .iter()
-        .find(|e| {
-            Path::new(&e.file)
-                .file_stem()
-                .is_some_and(|s| s.to_string_lossy() == id)
-                || e.reason
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|token| token == id)
-        })
-        .map(|e| e.to_string())
-}
-
-/// A scorer report as JSON (the reports serialise without failing: plain data, and
-/// non-finite numbers become `null`).
-pub(super) fn to_json(report: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(report).unwrap_or(serde_json::Value::Null)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_error_names_a_record_only_as_a_whole_token() {
-        let e = [score::PredictionError::new(
-            "answers.txt",
-            "no answer for data_1_10: scored as ~",
-        )];
-        assert!(problem(&e, "data_1_1").is_none());
-        assert!(problem(&e, "data_1_10").is_some());
-    }
 }

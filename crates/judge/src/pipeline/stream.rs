@@ -7,10 +7,10 @@ use std::path::Path;
 use sandbox::Verdict;
 
 use super::driver::{Driver, Ran, Split};
-use super::score::to_json;
 use super::{Evaluator, StageLog, message_of, mkdir, ro, secs, status, write_json};
 use crate::JudgeError;
 use crate::dataset::Item;
+use crate::kinds::to_json;
 use crate::outputs::read_capped;
 use crate::result::{Reason, RecordState, ScoreSummary, Stage};
 use crate::streaming::EntryConfig;

@@ -1,0 +1,173 @@
+//! Challenge kinds: what differs between the scorers a challenge definition can name.
+//!
+//! Each kind lives in its own folder and implements [`Kind`]: how a folder of outputs is
+//! scored, which fields of a scorer report come from the entry (the rest is the
+//! reference, hidden unless quiz labels are revealed), the numbers it ranks by, when outputs are degenerate, what
+//! a folder-interface entry writes per record, and the sentence the challenge page gives
+//! on scoring. The rest of the judge and the platform ask the kind ([`of`]) and never
+//! match on the scorer themselves; adding a kind is a folder and one line in [`of`]
+//! (`docs/challenges.md`, "Adding a challenge kind").
+//!
+//! What a kind is not: the official metric itself (the `score` crate computes it, checked
+//! against the official scorers) nor the way an entry is driven (`pipeline::driver`).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::challenge::{RankingNumber, SCORE, ScorerId};
+use crate::result::ScoreSummary;
+use crate::{Challenge, JudgeError};
+
+mod cinc2017;
+mod cpsc2021;
+mod p300speller;
+mod physionet2022;
+
+/// A folder of outputs scored by a kind's scorer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The ranking number, as the official scorer computes it.
+    pub score: f64,
+    /// The scorer's whole report (organisers' view).
+    pub report: Value,
+    /// The records (or patients) scored with the default answer: each with why its
+    /// output was unusable, or `None` when there was no output.
+    pub defaulted: Vec<(String, Option<String>)>,
+}
+
+/// What one challenge kind decides. Implementations are unit structs, one per folder.
+pub trait Kind: Sync {
+    /// Scores the outputs in `taken` against the reference in `data`, restricted to the
+    /// records or patients `ids` (strict mode). `None` for a kind whose driver scores its
+    /// own outputs (a stream challenge's session).
+    fn score_folder(
+        &self,
+        data: &Path,
+        ids: &HashSet<&str>,
+        taken: &Path,
+    ) -> Result<Option<Scored>, JudgeError>;
+
+    /// Scores a stored session log again (`session`, as the stream stage wrote it), for
+    /// a kind whose driver scores its own outputs; `None` for every other kind.
+    fn score_session(
+        &self,
+        _challenge: &Challenge,
+        _session: &Path,
+    ) -> Option<Result<ScoreSummary, JudgeError>> {
+        None
+    }
+
+    /// The numbers entries are ranked by, the first being the report's `score`.
+    fn ranking(&self) -> &'static [RankingNumber] {
+        &[SCORE]
+    }
+
+    /// The fields of a report's `items` that come from the entry's own output.
+    fn prediction_fields(&self) -> &'static [&'static str];
+
+    /// Why the scored outputs are degenerate (the same answer for every record, as
+    /// scored), or `None`. `session` is the stored session log, for a stream kind.
+    fn degenerate(&self, report: &Value, session: Option<&Value>) -> Option<String>;
+
+    /// Whether [`Kind::degenerate`] reads the session log the run kept.
+    fn reads_session(&self) -> bool {
+        false
+    }
+
+    /// What a folder-interface entry writes for one record: the suffix of its output
+    /// file's name.
+    fn output_suffix(&self) -> &'static str {
+        ".csv"
+    }
+
+    /// How scoring works, in one paragraph for the challenge page.
+    fn scoring_text(&self) -> &'static str;
+}
+
+/// The kind a challenge's scorer names. One line per kind: the only match on the scorer.
+pub fn of(scorer: ScorerId) -> &'static dyn Kind {
+    match scorer {
+        ScorerId::Cpsc2021 => &cpsc2021::Cpsc2021,
+        ScorerId::Cinc2017 => &cinc2017::Cinc2017,
+        ScorerId::Physionet2022 => &physionet2022::Physionet2022,
+        ScorerId::Itr => &p300speller::P300Speller,
+    }
+}
+
+/// The defaulted items of a scorer's report, from (id, defaulted, had an output file):
+/// each with why its output was unusable, or `None` when there was none.
+fn unusable<'a>(
+    items: impl Iterator<Item = (&'a String, bool, bool)>,
+    errors: &[score::PredictionError],
+) -> Vec<(String, Option<String>)> {
+    items
+        .filter(|(_, defaulted, _)| *defaulted)
+        .map(|(id, _, had_file)| (id.clone(), had_file.then(|| problem(errors, id)).flatten()))
+        .collect()
+}
+
+/// The error the scorer listed for an item: in its own output file, or naming it.
+fn problem(errors: &[score::PredictionError], id: &str) -> Option<String> {
+    errors
+        .iter()
+        .find(|e| {
+            Path::new(&e.file)
+                .file_stem()
+                .is_some_and(|s| s.to_string_lossy() == id)
+                || e.reason
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|token| token == id)
+        })
+        .map(|e| e.to_string())
+}
+
+/// A scorer report as JSON (the reports serialise without failing: plain data, and
+/// non-finite numbers become `null`).
+pub(crate) fn to_json(report: &impl serde::Serialize) -> Value {
+    serde_json::to_value(report).unwrap_or(Value::Null)
+}
+
+/// A scoring error as the judge reports it: about the data folder.
+fn data_error(data: &Path) -> impl Fn(score::ScoreError) -> JudgeError + '_ {
+    move |e| JudgeError::data(Some(data), e)
+}
+
+/// The one value `key` has in every item of `report` (quotes trimmed), when there are at
+/// least two items: one answer for one record says nothing.
+fn one_value(report: &Value, key: &str) -> Option<String> {
+    let items = report.get("items").and_then(Value::as_array)?;
+    if items.len() < 2 {
+        return None;
+    }
+    let field = |item: &Value| item.get(key).map(Value::to_string);
+    let first = field(&items[0])?;
+    items
+        .iter()
+        .all(|i| field(i).as_ref() == Some(&first))
+        .then(|| first.trim_matches('"').to_owned())
+}
+
+/// The number of items in a report.
+fn item_count(report: &Value) -> usize {
+    report
+        .get("items")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_names_a_record_only_as_a_whole_token() {
+        let e = [score::PredictionError::new(
+            "answers.txt",
+            "no answer for data_1_10: scored as ~",
+        )];
+        assert!(problem(&e, "data_1_1").is_none());
+        assert!(problem(&e, "data_1_10").is_some());
+    }
+}
