@@ -229,11 +229,26 @@ pub enum Better {
     Lower,
 }
 
-/// One number a challenge ranks by: its key in the scorer's report.
+/// One number a challenge ranks by: its key in the scorer's report, what people call it,
+/// its unit (none for a score without one) and which way is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RankingNumber {
     pub key: &'static str,
+    pub name: &'static str,
+    pub unit: Option<&'static str>,
     pub better: Better,
+}
+
+impl RankingNumber {
+    /// The report's `score`, higher is better, under the name people know it by.
+    pub const fn score(name: &'static str, unit: Option<&'static str>) -> RankingNumber {
+        RankingNumber {
+            key: "score",
+            name,
+            unit,
+            better: Better::Higher,
+        }
+    }
 }
 
 impl ScorerId {
@@ -243,12 +258,6 @@ impl ScorerId {
         crate::kinds::of(self).ranking()
     }
 }
-
-/// The ranking number every kind has: the report's `score`, higher is better.
-pub const SCORE: RankingNumber = RankingNumber {
-    key: "score",
-    better: Better::Higher,
-};
 
 /// The largest definition file read (a definition is a few KiB).
 pub const DEFINITION_CAP: u64 = 1 << 20;

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::challenge::{RankingNumber, SCORE, ScorerId};
+use crate::challenge::{RankingNumber, ScorerId};
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
@@ -60,9 +60,7 @@ pub trait Kind: Sync {
     }
 
     /// The numbers entries are ranked by, the first being the report's `score`.
-    fn ranking(&self) -> &'static [RankingNumber] {
-        &[SCORE]
-    }
+    fn ranking(&self) -> &'static [RankingNumber];
 
     /// The fields of a report's `items` that come from the entry's own output.
     fn prediction_fields(&self) -> &'static [&'static str];

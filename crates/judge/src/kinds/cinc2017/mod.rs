@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{Kind, Scored, data_error, item_count, one_value, problem, to_json};
 use crate::JudgeError;
+use crate::challenge::RankingNumber;
 
 pub(super) struct Cinc2017;
 
@@ -49,6 +50,11 @@ impl Kind for Cinc2017 {
             report: to_json(&rep),
             defaulted,
         }))
+    }
+
+    fn ranking(&self) -> &'static [RankingNumber] {
+        const RANKING: &[RankingNumber] = &[RankingNumber::score("mean F1 of N, A and O", None)];
+        RANKING
     }
 
     fn prediction_fields(&self) -> &'static [&'static str] {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
+use crate::challenge::RankingNumber;
 
 pub(super) struct Cpsc2021;
 
@@ -33,6 +34,11 @@ impl Kind for Cpsc2021 {
             report: to_json(&rep),
             defaulted,
         }))
+    }
+
+    fn ranking(&self) -> &'static [RankingNumber] {
+        const RANKING: &[RankingNumber] = &[RankingNumber::score("CPSC 2021 score U", None)];
+        RANKING
     }
 
     fn prediction_fields(&self) -> &'static [&'static str] {

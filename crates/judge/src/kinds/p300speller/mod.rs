@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Kind, Scored};
+use crate::challenge::RankingNumber;
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
@@ -36,6 +37,14 @@ impl Kind for P300Speller {
     }
 
     /// A session report has no items; its per-subject table holds aggregates.
+    fn ranking(&self) -> &'static [RankingNumber] {
+        const RANKING: &[RankingNumber] = &[RankingNumber::score(
+            "information transfer rate",
+            Some("bits/min"),
+        )];
+        RANKING
+    }
+
     fn prediction_fields(&self) -> &'static [&'static str] {
         &[]
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
-use crate::challenge::{Better, RankingNumber, SCORE};
+use crate::challenge::{Better, RankingNumber};
 
 pub(super) struct Physionet2022;
 
@@ -40,13 +40,16 @@ impl Kind for Physionet2022 {
 
     /// Murmur weighted accuracy and outcome cost, ranked separately.
     fn ranking(&self) -> &'static [RankingNumber] {
-        &[
-            SCORE,
+        const RANKING: &[RankingNumber] = &[
+            RankingNumber::score("murmur weighted accuracy", None),
             RankingNumber {
                 key: "outcome_cost",
+                name: "outcome cost",
+                unit: None,
                 better: Better::Lower,
             },
-        ]
+        ];
+        RANKING
     }
 
     fn prediction_fields(&self) -> &'static [&'static str] {
