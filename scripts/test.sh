@@ -71,4 +71,61 @@ export PHYSIOJUDGE_REQUIRE_ORACLE=1
 export PHYSIOJUDGE_REQUIRE_DATA=1
 export PHYSIOJUDGE_DATA="${PHYSIOJUDGE_DATA:-$root/../shared/data}"
 
-cargo test --workspace --locked "$@"
+# With arguments (a filter, `-- --nocapture`, ...), cargo runs the tests as usual, one
+# binary after another.
+if [ "$#" -gt 0 ]; then
+  exec cargo test --workspace --locked "$@"
+fi
+
+# Without: build every test binary once, then run them in parallel lanes. Most of the
+# suite's time is spent waiting (on entries in sandboxes, on a browser, on services), so
+# lanes cut the wall time (BENCHMARKS.md, "The test suite") while each binary keeps its
+# own tests' shared set-up. Binaries that stop PostgreSQL or NATS run last, alone.
+# Each binary runs in its package's folder, as cargo runs it.
+lanes="${PHYSIOJUDGE_TEST_LANES:-3}"
+logs="$root/target/test-logs"
+rm -rf "$logs" && mkdir -p "$logs"
+cargo test --workspace --locked --no-run --message-format=json-render-diagnostics \
+  > "$logs/build.json"
+python3 "$root/scripts/test-plan.py" < "$logs/build.json" > "$logs/plan"
+
+run_one() { # name folder executable
+  local started=$SECONDS rc=0
+  (cd "$2" && "$3") > "$logs/$1.log" 2>&1 || rc=$?
+  printf '%s\t%s\t%s\n' "$rc" "$((SECONDS - started))" "$1" >> "$logs/done"
+  if [ "$rc" = 0 ]; then
+    printf 'test.sh: ok     %4ss  %s\n' "$((SECONDS - started))" "$1"
+  else
+    printf 'test.sh: FAILED %4ss  %s\n' "$((SECONDS - started))" "$1"
+  fi
+}
+
+suite_started=$SECONDS
+(
+  started=$SECONDS rc=0
+  cargo test --workspace --locked --doc > "$logs/doc-tests.log" 2>&1 || rc=$?
+  printf '%s\t%s\t%s\n' "$rc" "$((SECONDS - started))" "doc-tests" >> "$logs/done"
+  printf 'test.sh: %-6s %4ss  doc-tests\n' "$([ "$rc" = 0 ] && echo ok || echo FAILED)" \
+    "$((SECONDS - started))"
+) &
+while IFS=$'\t' read -r mark name folder exe; do
+  [ "$mark" = lane ] || continue
+  while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do wait -n || true; done
+  run_one "$name" "$folder" "$exe" &
+done < "$logs/plan"
+wait
+while IFS=$'\t' read -r mark name folder exe; do
+  [ "$mark" = alone ] && run_one "$name" "$folder" "$exe"
+done < "$logs/plan"
+
+failed=$(awk -F'\t' '$1 != 0 { print $3 }' "$logs/done")
+echo "test.sh: $(wc -l < "$logs/done") test binaries in $((SECONDS - suite_started)) s," \
+  "$lanes lanes; logs in $logs"
+if [ -n "$failed" ]; then
+  for name in $failed; do
+    echo "=== $name ($logs/$name.log)"
+    tail -n 200 "$logs/$name.log"
+  done
+  echo "test.sh: failed: $(echo $failed)" >&2
+  exit 1
+fi
