@@ -50,7 +50,7 @@ function a = instead(name)
   switch name
     case {'TreeBagger', 'fitcensemble', 'fitctree', 'ClassificationTree'}
       a = ['Octave has no decision trees or tree ensembles; svmtrain/svmpredict (libsvm, ' ...
-           'in the statistics package), fitlm, or a classifier of your own in plain MATLAB run'];
+           'in the statistics package), fitlm, or a classifier of your own in plain MATLAB'];
     case {'fitcsvm', 'fitcecoc'}
       a = 'svmtrain and svmpredict (libsvm, in the statistics package)';
     case {'fitcknn', 'knnsearch'}
