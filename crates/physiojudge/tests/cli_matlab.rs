@@ -254,6 +254,24 @@ fn the_shims_keep_matlab_s_exit_codes_and_name_what_octave_lacks() {
     assert_eq!(code(&["matlab", "-batch", "x = [1 2"]), Some(1));
     assert_eq!(code(&["matlab", "-frobnicate"]), Some(2));
 
+    // Octave's root is the whole system, read-only; no shadow file; no network.
+    let r = in_octave(
+        &data,
+        w,
+        &[
+            "matlab",
+            "-batch",
+            "printf('%d %d %s\\n', fopen('/usr/x', 'w'), exist('/etc/shadow', 'file'), \
+             strtrim(fileread('/etc/debian_version'))); \
+             [st, out] = system('cat /proc/net/dev | wc -l'); printf('lines %s', out);",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", text(&r.out));
+    let said = String::from_utf8_lossy(&r.out.stdout);
+    assert!(said.starts_with("-1 0 12."), "{said}");
+    // Only the loopback device: a header of two lines and `lo`.
+    assert!(said.contains("lines 3"), "{said}");
+
     // mcc -m X.m -a . makes ./X, which calls X with its arguments as char vectors.
     std::fs::write(
         w.join("shout.m"),

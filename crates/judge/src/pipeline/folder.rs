@@ -95,7 +95,9 @@ pub(super) fn whole_split(
         .collect();
     Ok(Ran {
         records,
-        stopped: super::matlab_entry::unsupported(&r).or_else(|| run_failure(&r, None)),
+        stopped: (ev.matlab.as_ref())
+            .and_then(|_| super::matlab_entry::unsupported(&r))
+            .or_else(|| run_failure(&r, None)),
         scored: None,
     })
 }

@@ -79,7 +79,9 @@ impl Evaluator<'_, '_> {
     }
 }
 
-/// How a MATLAB run ended, when the runner reported a function Octave lacks.
+/// How a MATLAB entry's run ended, when the runner reported a function Octave lacks
+/// (callers ask only for MATLAB entries: a Python entry printing the same line is not
+/// one).
 pub(super) fn unsupported(run: &sandbox::Run) -> Option<Reason> {
     if run.result.verdict == sandbox::Verdict::Ok {
         return None;
