@@ -6,7 +6,8 @@
 //!   system of a sandbox run, as the era runtimes are (docs/runtimes.md).
 //! - [`write_files`]: our own files, shown read-only at [`MOUNT_POINT`]: the `matlab`
 //!   and `mcc` shims (`bin/`), and the MATLAB-language toolbox on Octave's path
-//!   (`toolbox/`: `rdsamp`, `rdann`, `rdheader`, the runner, the layouts' drivers). They
+//!   (`toolbox/`: `rdsamp`, `rdann`, `wrann`, `rdheader`, the runner, the layouts'
+//!   drivers). They
 //!   are part of the judge, not of the runtime, so changing them never rebuilds it.
 //! - [`Layout`]: which MATLAB entry layout a folder is.
 //! - [`Unsupported`]: a function Octave lacks, as the runner reports it.
@@ -48,6 +49,7 @@ pub const FILES: &[(&str, &str, u32)] = &[
         0o644,
     ),
     ("toolbox/rdann.m", include_str!("../toolbox/rdann.m"), 0o644),
+    ("toolbox/wrann.m", include_str!("../toolbox/wrann.m"), 0o644),
     (
         "toolbox/rdheader.m",
         include_str!("../toolbox/rdheader.m"),

@@ -2,7 +2,7 @@
 //! `physiojudge runtime setup --octave` builds the Octave runtime once
 //! (`$PHYSIOJUDGE_RUNTIMES_DIR`, which scripts/test.sh points at a folder it reuses);
 //! our `rdsamp`/`rdann` agree sample for sample with `physiojudge wfdb` on every record
-//! format of ../shared/data; the `matlab` and `mcc` shims keep MATLAB's exit codes; a
+//! format of ../shared/data, and what `wrann` writes reads back the same; the `matlab` and `mcc` shims keep MATLAB's exit codes; a
 //! function Octave lacks fails the run naming it, its file and line; and our example
 //! entries for CPSC 2021 (Result.m layout) and PhysioNet 2017 (next.sh calling matlab)
 //! score through `evaluate`, in the sandbox. Needs root, mmdebstrap and Debian's
@@ -110,6 +110,7 @@ fn our_rdsamp_and_rdann_agree_with_physiojudge_wfdb() {
          f = fopen('/w/ann.csv', 'w');\n\
          for k = 1:numel(a), fprintf(f, '%d,%s,%d,%d,%d,%s\\n', a(k), t(k), s(k), c(k), n(k), x{k}); end\n\
          fclose(f);\n\
+         wrann('/w/copy', 'atr', a, t, s, c, n, x);\n\
          s2 = rdsamp('/data/cpsc2021/data_0_1', 2, 1000, 11, 3); f = fopen('/w/part.csv', 'w');\n\
          fprintf(f, '%s %d %d\\n', class(s2), size(s2, 1), size(s2, 2)); fprintf(f, '%d\\n', s2); fclose(f);\n",
     );
@@ -208,6 +209,23 @@ fn our_rdsamp_and_rdann_agree_with_physiojudge_wfdb() {
     assert!(
         aux_seen > 0,
         "no rhythm annotation with an aux string was compared"
+    );
+    // wrann wrote back what rdann read: physiojudge reads the copy as the original.
+    std::fs::copy(
+        data.join("cpsc2021/data_101_6.hea"),
+        work.path().join("copy.hea"),
+    )
+    .unwrap();
+    let copy = work.path().join("copy");
+    let o = physiojudge!(["wfdb", "rdann", copy.to_str().unwrap(), "atr"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let copied: Vec<Vec<String>> = csv_rows(&String::from_utf8_lossy(&o.stdout))
+        .into_iter()
+        .filter(|row| row[0].parse::<i64>().is_ok())
+        .collect();
+    assert_eq!(
+        copied, theirs,
+        "wrann's copy read by physiojudge wfdb rdann"
     );
 
     // A part of one signal, digital int16: samples 11..=1000 of signal 2.
