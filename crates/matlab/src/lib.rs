@@ -138,6 +138,10 @@ pub enum Layout {
     /// The PhysioNet 2017 sandbox: `setup.sh` and `next.sh`, which calls `matlab`, per
     /// record, appending to `answers.txt`.
     Sandbox2017,
+    /// PhysioNet 2022: the organisers' `train_model.m` and `run_model.m` calling the
+    /// team's code; the judge calls `train_model(data, model)` then
+    /// `run_model(model, data, outputs)`, one `<patient>.csv` each.
+    PhysioNet2022,
 }
 
 impl Layout {
@@ -160,6 +164,11 @@ impl Layout {
                 });
                 calls.then_some(Layout::Sandbox2017)
             }
+            "team_code.py"
+                if !file("team_code.py") && file("train_model.m") && file("run_model.m") =>
+            {
+                Some(Layout::PhysioNet2022)
+            }
             _ => None,
         }
     }
@@ -168,6 +177,7 @@ impl Layout {
         match self {
             Layout::Cpsc2021 => "CPSC 2021 MATLAB (Result.m)",
             Layout::Sandbox2017 => "PhysioNet 2017 sandbox (next.sh calling matlab)",
+            Layout::PhysioNet2022 => "PhysioNet 2022 MATLAB (train_model.m, run_model.m)",
         }
     }
 
@@ -177,6 +187,7 @@ impl Layout {
         match self {
             Layout::Cpsc2021 => "Result.m",
             Layout::Sandbox2017 => "next.sh",
+            Layout::PhysioNet2022 => "train_model.m",
         }
     }
 }
@@ -271,6 +282,14 @@ mod tests {
         assert_eq!(Layout::detect(e, "next.sh"), Some(Layout::Sandbox2017));
         std::fs::write(e.join("next.sh"), "/usr/local/bin/matlab -batch x\n").unwrap();
         assert_eq!(Layout::detect(e, "next.sh"), Some(Layout::Sandbox2017));
+        assert_eq!(Layout::detect(e, "team_code.py"), None);
+        std::fs::write(e.join("train_model.m"), "function train_model(a, b)\nend\n").unwrap();
+        assert_eq!(Layout::detect(e, "team_code.py"), None);
+        std::fs::write(e.join("run_model.m"), "function run_model(a, b, c)\nend\n").unwrap();
+        assert_eq!(
+            Layout::detect(e, "team_code.py"),
+            Some(Layout::PhysioNet2022)
+        );
     }
 
     #[test]

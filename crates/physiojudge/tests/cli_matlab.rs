@@ -423,3 +423,55 @@ fn a_function_octave_lacks_fails_the_stage_naming_it() {
     assert_eq!(reason["file"], "Result.m", "{r:#}");
     assert_eq!(reason["line"], 3, "{r:#}");
 }
+
+#[test]
+fn a_2022_layout_entry_fails_in_train_naming_what_octave_lacks() {
+    let Some(data) = testkit::shared_data("unsupported MATLAB in train") else {
+        return;
+    };
+    if octave("unsupported MATLAB in train").is_none() {
+        return;
+    }
+    // The 2022 MATLAB layout: the organisers' train_model.m and run_model.m calling the
+    // team's code, here a forest as the official example trains.
+    let entry = tempfile::tempdir().unwrap();
+    let e = entry.path();
+    std::fs::write(
+        e.join("train_model.m"),
+        "function train_model(input_directory, output_directory)\n  \
+         team_training_code(input_directory, output_directory);\nend\n",
+    )
+    .unwrap();
+    std::fs::write(
+        e.join("run_model.m"),
+        "function run_model(model_directory, input_directory, output_directory)\nend\n",
+    )
+    .unwrap();
+    std::fs::write(
+        e.join("team_training_code.m"),
+        "function team_training_code(input_directory, output_directory)\n  \
+         files = dir(fullfile(input_directory, '*.txt'));\n  \
+         model = TreeBagger(300, rand(numel(files), 3), (1:numel(files))');\nend\n",
+    )
+    .unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let r = evaluate(
+        "physionet2022",
+        e,
+        &data.join("circor2022/training_data"),
+        &dest.path().join("r"),
+    );
+    let train = r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "train")
+        .unwrap();
+    assert_eq!(train["status"], "failed", "{r:#}");
+    let reason = &train["reason"];
+    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
+    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
+    assert_eq!(reason["file"], "team_training_code.m", "{r:#}");
+    assert_eq!(reason["line"], 3, "{r:#}");
+    assert_eq!(r["runtime"]["name"], "octave", "{r:#}");
+}

@@ -25,6 +25,7 @@ pub(super) fn python_main(interface: Interface, scorer: ScorerId) -> &'static st
     match (interface, scorer) {
         (Interface::Folder, ScorerId::Cpsc2021) => "entry_2021.py",
         (Interface::PerRecord, _) => "next.sh",
+        (Interface::TrainRun, ScorerId::Physionet2022) => "team_code.py",
         _ => "",
     }
 }
