@@ -65,6 +65,8 @@ cargo build --locked -p physiojudge
 for release in bullseye; do
   "$root/target/debug/physiojudge" runtime setup --release "$release"
 done
+# The Octave runtime MATLAB-language entries run on (docs/matlab.md), cached alike.
+"$root/target/debug/physiojudge" runtime setup --octave
 
 export PHYSIOJUDGE_ORACLE_PYTHON="$venv/bin/python"
 export PHYSIOJUDGE_REQUIRE_ORACLE=1

@@ -83,6 +83,16 @@ pub enum Reason {
     /// The entry left a tree in its folders that could not be removed within the time
     /// allowed (before its next record, say): the entry's doing.
     Leftovers { message: String },
+    /// A MATLAB-language entry called a function GNU Octave lacks (or that is nowhere
+    /// in the entry either), as Octave's runner reported it (docs/matlab.md).
+    UnsupportedMatlab {
+        function: String,
+        /// The entry's file that called it, and the line.
+        file: String,
+        line: u32,
+        /// What Octave has instead, or why nothing.
+        instead: String,
+    },
     /// The judge or the sandbox failed: not the entry's fault.
     Internal { message: String },
     /// The caller stopped the evaluation during this stage.
@@ -177,6 +187,23 @@ impl std::fmt::Display for Reason {
                     "the entry left files the judge cannot remove: {}",
                     line(message)
                 )
+            }
+            Reason::UnsupportedMatlab {
+                function,
+                file,
+                line: at,
+                instead,
+            } => {
+                write!(
+                    f,
+                    "unsupported MATLAB: {} is not in GNU Octave (called from {} line {at})",
+                    line(function),
+                    line(file)
+                )?;
+                if !instead.is_empty() {
+                    write!(f, "; instead: {}", line(instead))?;
+                }
+                Ok(())
             }
             Reason::Stopped => write!(f, "stopped by the judge's caller (not the entry's doing)"),
             Reason::Internal { message } => {

@@ -59,10 +59,41 @@ pub struct SetupArgs {
     /// The Debian mirror an era runtime is built from.
     #[arg(long, default_value = runtime::DEFAULT_MIRROR)]
     pub mirror: String,
+    /// Build the Octave runtime for MATLAB-language entries instead: Debian bookworm
+    /// with octave, octave-signal, octave-statistics (docs/matlab.md). Needs root and
+    /// mmdebstrap.
+    #[arg(long, conflicts_with = "release")]
+    pub octave: bool,
 }
 
 pub fn run(cmd: RuntimeCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
+        RuntimeCommand::Setup(a) if a.octave => {
+            let dir = a.dir.dir.unwrap_or_else(matlab::Octave::default_dir);
+            if matlab::Octave::open(&dir).is_err() {
+                eprintln!(
+                    "physiojudge: building the Octave runtime in {} from {} (mmdebstrap of \
+                     bookworm with {})",
+                    dir.display(),
+                    a.mirror,
+                    matlab::PACKAGES
+                );
+            }
+            let t = std::time::Instant::now();
+            let (o, differences) = matlab::setup(&dir, &a.mirror)?;
+            for d in &differences {
+                eprintln!(
+                    "physiojudge: Debian package differs from runtime/octave/debian.lock: {d}"
+                );
+            }
+            writeln!(
+                out,
+                "runtime ready: {} ({}, {:.0} s)",
+                o.dir().display(),
+                o.describe(),
+                t.elapsed().as_secs_f64()
+            )?;
+        }
         RuntimeCommand::Setup(a) if a.release.is_some() => {
             let release = a.release.unwrap_or(runtime::Release::Bookworm);
             let dir = a.dir.dir.unwrap_or_else(|| release.default_dir());

@@ -62,6 +62,11 @@ pub struct RunArgs {
     /// /runtime.
     #[arg(long, value_name = "RELEASE", conflicts_with = "runtime")]
     pub release: Option<String>,
+    /// Show the Octave runtime (`physiojudge runtime setup --octave`) as the whole
+    /// system, and our `matlab`/`mcc` shims and MATLAB toolbox at /matlab, first on the
+    /// PATH (docs/matlab.md).
+    #[arg(long, conflicts_with_all = ["runtime", "release"])]
+    pub octave: bool,
     /// Sandbox slot: concurrent runs must use different slots (uid 60000 + slot).
     #[arg(long, default_value_t = 0)]
     pub slot: u32,
@@ -123,6 +128,20 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
     if let Some(r) = &runtime {
         binds.extend(r.binds());
     }
+    // Our MATLAB files, written where this run can read them, kept until it ends.
+    let mut matlab_files = None;
+    let octave = if a.octave {
+        let o = matlab::Octave::find()?;
+        let files = tempfile::Builder::new()
+            .prefix("physiojudge-matlab-")
+            .tempdir()?;
+        matlab::write_files(files.path())?;
+        binds.push(matlab::bind(files.path()));
+        matlab_files = Some(files);
+        Some(o)
+    } else {
+        None
+    };
     let init = init_program()?;
     let mut cfg = RunConfig::new(a.command.clone(), init);
     cfg.cwd = a
@@ -136,6 +155,14 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
         for (k, v) in &mut cfg.env {
             if k == "PATH" {
                 *v = runtime::Runtime::sandbox_path();
+            }
+        }
+    }
+    if let Some(o) = &octave {
+        cfg.system_root = Some(o.system_root());
+        for (k, v) in &mut cfg.env {
+            if k == "PATH" {
+                *v = matlab::sandbox_path();
             }
         }
     }
@@ -189,6 +216,7 @@ pub fn run(cmd: SandboxCommand, out: &mut dyn Write) -> Result<()> {
                 )),
         );
     }
+    drop(matlab_files);
     if r.result.verdict == Verdict::InternalError {
         bail!(
             "the sandbox failed: {}",

@@ -20,6 +20,13 @@ impl Driver for Folder {
         split: &Split<'_>,
         log: &mut StageLog,
     ) -> Result<Ran, JudgeError> {
+        if ev.matlab.is_some() {
+            // Result(RECORDS, '/data/', ...) then each <record>.mat as <record>.json
+            // (docs/matlab.md); /tmp holds the list and the .mat files.
+            let argv = matlab::call_argv("physiojudge_cpsc2021", &["/data", "/out", "/tmp"]);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            return whole_split(ev, split, &argv, Vec::new(), log);
+        }
         let argv = ["python3", "entry_2021.py", "/data", "/out"];
         whole_split(ev, split, &argv, Vec::new(), log)
     }
@@ -84,7 +91,9 @@ pub(super) fn whole_split(
         .collect();
     Ok(Ran {
         records,
-        stopped: run_failure(&r, None),
+        stopped: (ev.matlab.as_ref())
+            .and_then(|_| super::matlab_entry::unsupported(&r))
+            .or_else(|| run_failure(&r, None)),
         scored: None,
     })
 }

@@ -20,6 +20,7 @@
 mod driver;
 mod folder;
 mod log;
+mod matlab_entry;
 mod per_record;
 mod prep;
 pub(crate) mod score;
@@ -171,6 +172,9 @@ struct Evaluator<'a, 'p> {
     /// The runtime the entry runs on: the evaluation's default until prep chooses.
     runtime: runtime::Runtime,
     runtime_choice: Option<crate::result::RuntimeChoice>,
+    /// Set in prep for a MATLAB-language entry: its runs get Octave's root and our
+    /// shims instead of the Python runtime.
+    matlab: Option<matlab_entry::MatlabRun>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -215,6 +219,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         asked: Vec::new(),
         runtime: ev.runtime.clone(),
         runtime_choice: None,
+        matlab: None,
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -496,7 +501,18 @@ impl Evaluator<'_, '_> {
             }
         }
         cfg.env.extend(self.driver.env());
-        if let Some(site) = &self.env_site {
+        if let Some(m) = &self.matlab {
+            // Octave's root as the whole system, our files instead of the Python runtime.
+            cfg.binds
+                .retain(|b| b.dst != Path::new(runtime::MOUNT_POINT));
+            cfg.binds.push(matlab::bind(&m.files));
+            cfg.system_root = Some(m.octave.system_root());
+            for (k, v) in &mut cfg.env {
+                if k == "PATH" {
+                    *v = matlab::sandbox_path();
+                }
+            }
+        } else if let Some(site) = &self.env_site {
             cfg.binds.push(ro(site, ENV_MOUNT));
             // After the judge's own (/judge), before the runtime's site-packages.
             match cfg.env.iter_mut().find(|(k, _)| k == "PYTHONPATH") {

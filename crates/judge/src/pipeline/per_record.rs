@@ -193,12 +193,17 @@ impl Driver for PerRecord {
             if state != RecordState::Ok {
                 s.message = Some(message_of(res));
                 if quiz && stopped.is_none() {
-                    stopped = Some(Reason::Run {
-                        record: Some(item.id.clone()),
-                        verdict: res.verdict,
-                        exit_code: res.exit_code,
-                        last_line: super::last_line(&r),
-                    });
+                    // A MATLAB entry's next.sh that ended on a function Octave lacks.
+                    stopped = (ev.matlab.as_ref())
+                        .and_then(|_| super::matlab_entry::unsupported(&r))
+                        .or_else(|| {
+                            Some(Reason::Run {
+                                record: Some(item.id.clone()),
+                                verdict: res.verdict,
+                                exit_code: res.exit_code,
+                                last_line: super::last_line(&r),
+                            })
+                        });
                 }
             }
             records.push(s);

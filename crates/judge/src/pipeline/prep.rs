@@ -47,8 +47,10 @@ impl Evaluator<'_, '_> {
                 });
             }
         }
+        self.matlab_detect(log)?;
         let mut missing = Vec::new();
         for f in &self.c.required_files {
+            let f = &self.required_name(f);
             match alternatives(f)
                 .into_iter()
                 .find(|a| non_empty(&self.entry.join(a)))
@@ -79,7 +81,9 @@ impl Evaluator<'_, '_> {
             return fail(Reason::MissingFiles { files: missing });
         }
         let mut problems = Vec::new();
-        if let Some(req) = &self.c.requirements {
+        // A MATLAB entry asks for no Python packages and runs on no Python runtime.
+        let python = self.matlab.is_none();
+        if python && let Some(req) = &self.c.requirements {
             let path = self.entry.join(req);
             if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
                 match parse_requirements(req, &String::from_utf8_lossy(&bytes)) {
@@ -105,7 +109,8 @@ impl Evaluator<'_, '_> {
             }
             self.dockerfile(log, &mut problems)?;
         }
-        if problems.is_empty()
+        if python
+            && problems.is_empty()
             && let Some(reason) = self.choose_runtime(log)?
         {
             return fail(reason);
@@ -127,7 +132,7 @@ impl Evaluator<'_, '_> {
             }
             return fail(Reason::Requirements { problems });
         }
-        if let Some(reason) = self.environment(log)? {
+        if python && let Some(reason) = self.environment(log)? {
             return fail(reason);
         }
         chown_tree(&self.entry, self.uid)?;
@@ -154,7 +159,7 @@ impl Evaluator<'_, '_> {
                 }
             }
         }
-        if let Some(reason) = self.import_check(log)? {
+        if python && let Some(reason) = self.import_check(log)? {
             return fail(reason);
         }
         Ok(Outcome::Passed)

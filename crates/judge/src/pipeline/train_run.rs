@@ -83,6 +83,12 @@ impl Driver for TrainRun {
             ro(&ev.work.join("judge"), "/judge"),
             ro(&ev.work.join("model"), "/model"),
         ];
+        if ev.matlab.is_some() {
+            // The organisers' run_model.m (docs/matlab.md).
+            let argv = matlab::call_argv("run_model", &["/model", "/data", "/out"]);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            return whole_split(ev, split, &argv, binds, log);
+        }
         let argv = ["python3", "/judge/run_model.py", "/model", "/data", "/out"];
         whole_split(ev, split, &argv, binds, log)
     }
