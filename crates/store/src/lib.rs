@@ -440,6 +440,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "name keys",
                 include_str!("../migrations/sqlite/0008_name_keys.sql"),
             ),
+            (
+                9,
+                "idempotency",
+                include_str!("../migrations/sqlite/0009_idempotency.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -471,6 +476,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 8,
                 "name keys",
                 include_str!("../migrations/postgres/0008_name_keys.sql"),
+            ),
+            (
+                9,
+                "idempotency",
+                include_str!("../migrations/postgres/0009_idempotency.sql"),
             ),
         ],
     };

@@ -7,6 +7,7 @@ use chrono::Duration;
 use crate::testing::TestStore;
 use crate::*;
 
+mod idempotency;
 mod leaderboard;
 mod names;
 mod queue;
