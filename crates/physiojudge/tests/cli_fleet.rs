@@ -222,9 +222,19 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     );
 
     // A second worker process on the same state folder (the same worker's token, a
-    // new sandbox slot): what the killed one left is cleared at its start; it judges
-    // the queued one, and the lost one once its lease lapses.
+    // new sandbox slot): what the killed one left is cleared at its start, and the
+    // server ends the killed process's attempt as soon as the new one announces itself
+    // (before it prints its first line), not after a lapse of the lease; it judges
+    // the queued one and the lost one.
     let second = Worker::start(&s, &site, &queue, &token, 53, Some(state));
+    let now = s.submission(&org, &a_good).json;
+    assert_eq!(
+        history(&now)
+            .get(2)
+            .map(|(to, why)| (to.as_str(), why.as_str())),
+        Some(("error", "worker_restarted")),
+        "{now}"
+    );
     assert!(
         !second
             .files()
@@ -246,7 +256,21 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
         ["queued", "running", "error", "queued", "running", "scored"],
         "{good_o}"
     );
-    assert_eq!(h[2].1, "worker_lost", "{good_o}");
+    assert_eq!(h[2].1, "worker_restarted", "{good_o}");
+    // Not held against the worker: no error of its own on record.
+    let workers = s.get(Some(&org), "/api/v1/workers");
+    let me = workers.json["workers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{workers:?}"))
+        .iter()
+        .find(|w| w["name"] == "remote-1")
+        .unwrap_or_else(|| panic!("{workers:?}"))
+        .clone();
+    assert_eq!(
+        (me["error_streak"].clone(), me["recent_errors"].clone()),
+        (json!(0), json!(0)),
+        "{me}"
+    );
     let trivial_o = s.submission(&org, &b_trivial).json;
     assert_eq!(trivial_o["state"], "scored", "{trivial_o}");
     assert_eq!(trivial_o["attempts"], 1, "{trivial_o}");

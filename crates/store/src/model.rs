@@ -342,6 +342,12 @@ pub struct Announcement {
     pub slots: Option<u32>,
     /// Its machine's name, if it says.
     pub host: Option<String>,
+    /// The worker process's own id, new at every start (1 to 64 visible ASCII
+    /// characters): what an earlier process of the same worker still held is ended at
+    /// once, not after its lease (docs/service.md, "A fleet"). `None`: a worker that
+    /// does not say (the server's own slots, which reclaim at start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 /// The last time a worker was refused for its build, and why.
