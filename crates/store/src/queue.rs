@@ -406,7 +406,7 @@ impl Store {
         let cap = i64::from(self.policy.team_running_cap);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            let now = self.now();
+            let now = self.now_in(&mut tx).await?;
             worker_seen(&mut tx, worker, us(now), Seen::Take, self.build()).await?;
             if let Some(t) = take
                 && let Some(again) =
@@ -523,10 +523,10 @@ impl Store {
         key: AttemptKey,
         lease: Duration,
     ) -> Result<DateTime<Utc>, Error> {
-        let now = self.now();
-        let expires = lease_end(now, lease)?;
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = self.now_in(&mut tx).await?;
+            let expires = lease_end(now, lease)?;
             worker_seen(&mut tx, worker, us(now), Seen::Run, None).await?;
             let n = tx
                 .execute(
@@ -577,10 +577,10 @@ impl Store {
         blame: Blame,
     ) -> Result<ResultId, Error> {
         check_report(report)?;
-        let now = us(self.now());
         let blame = (report.outcome == Outcome::Error).then_some(blame);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             worker_seen(&mut tx, worker, now, Seen::Run, None).await?;
             let n = tx
                 .execute(
@@ -663,9 +663,9 @@ impl Store {
     /// its worker's error (it counts towards disabling the worker). Run it periodically
     /// (every few seconds; a lease is tens of seconds).
     pub async fn reconcile(&self) -> Result<Reconciled, Error> {
-        let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             let done = end_running(&mut tx, &self.policy, Ending::Lapsed, now).await?;
             let mut workers: Vec<WorkerId> = done.lost_by.clone();
             workers.sort();
@@ -686,9 +686,9 @@ impl Store {
     /// heartbeats within the new lease; one that is gone lapses one lease later. Returns
     /// how many leases were moved.
     pub async fn extend_leases(&self, by: Duration) -> Result<u64, Error> {
-        let until = us(lease_end(self.now(), by)?);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let until = us(lease_end(self.now_in(&mut tx).await?, by)?);
             tx.execute(
                 "UPDATE attempts SET lease_expires_at = $1 \
                  WHERE ended_at IS NULL AND lease_expires_at < $1",
@@ -708,9 +708,9 @@ impl Store {
     /// lease to lapse would only delay the retry. Never call it for a worker that may
     /// still be running somewhere.
     pub async fn reclaim_worker(&self, worker: WorkerId) -> Result<Reconciled, Error> {
-        let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             Ok(
                 end_running(&mut tx, &self.policy, Ending::Restarted(worker), now)
                     .await?

@@ -248,7 +248,8 @@ impl Store {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
             let phase = phase_in(&mut tx, phase).await?;
-            quota_in(&mut tx, &phase, team, self.now()).await
+            let now = self.now_in(&mut tx).await?;
+            quota_in(&mut tx, &phase, team, now).await
         })
         .await;
         tx.finish(r).await
@@ -278,7 +279,7 @@ impl Store {
     ) -> Result<Option<(String, SubmissionId)>, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
-            let since = us(self.now() - Duration::hours(UPLOAD_KEY_LIFE_HOURS));
+            let since = us(self.now_in(&mut tx).await? - Duration::hours(UPLOAD_KEY_LIFE_HOURS));
             upload_key_in(&mut tx, team, key, since).await
         })
         .await;
@@ -326,8 +327,8 @@ impl Store {
                 });
             }
             // Read the clock once the lock is held, so that submissions are stamped in the
-            // order they are counted.
-            let now = self.now();
+            // order they are counted (the database's clock on PostgreSQL).
+            let now = self.now_in(&mut tx).await?;
             if let Some(k) = key {
                 let since = us(now - Duration::hours(UPLOAD_KEY_LIFE_HOURS));
                 if let Some((request, id)) = upload_key_in(&mut tx, new.team, &k.key, since).await?

@@ -203,9 +203,9 @@ impl Store {
                 problem: "give 1 to 64 visible ASCII characters".to_owned(),
             });
         }
-        let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             let w = worker_in(&mut tx, id).await?;
             let refusal = match self.build() {
                 Some(server) if *server != a.build => Some(Error::WrongVersion {

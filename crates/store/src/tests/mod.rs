@@ -7,6 +7,7 @@ use chrono::Duration;
 use crate::testing::TestStore;
 use crate::*;
 
+mod clocks;
 mod idempotency;
 mod leaderboard;
 mod names;
