@@ -258,6 +258,7 @@ impl LocalQueue {
             build: build.clone(),
             slots: None,
             host: None,
+            instance: None,
         });
         self.dispatcher_announcing(worker, challenges, announcement)
     }
@@ -410,7 +411,22 @@ impl LocalDispatch {
         Ok(())
     }
 
+    /// One take at once, with the take's own id (a remote worker's, sent again with its
+    /// retries): the attempt that id leased, if it runs still, or a new one
+    /// ([`Store::take_job_once`]).
+    pub async fn take_once(&self, take: Option<&str>) -> Result<Option<Assignment>, DispatchError> {
+        self.take_with(Duration::ZERO, take).await
+    }
+
     async fn take_inner(&self, wait: Duration) -> Result<Option<Assignment>, DispatchError> {
+        self.take_with(wait, None).await
+    }
+
+    async fn take_with(
+        &self,
+        wait: Duration,
+        take: Option<&str>,
+    ) -> Result<Option<Assignment>, DispatchError> {
         self.announce().await?;
         let inner = &self.queue.inner;
         let deadline = Instant::now() + wait;
@@ -420,7 +436,12 @@ impl LocalDispatch {
             woken.borrow_and_update();
             let job = inner
                 .store
-                .take_job(self.worker, inner.config.lease, self.challenges.as_deref())
+                .take_job_once(
+                    self.worker,
+                    inner.config.lease,
+                    self.challenges.as_deref(),
+                    take,
+                )
                 .await?;
             if let Some(job) = job {
                 let key = job.attempt;

@@ -20,6 +20,10 @@ pub struct TakeRequest {
     /// Only jobs of these challenges (the ones the worker has data for); `None`: any.
     #[serde(default)]
     pub challenges: Option<Vec<String>>,
+    /// The take's own id, the same in every retry of it: a take sent again is answered
+    /// with the attempt it leased the first time ([`store::Store::take_job_once`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take: Option<String>,
 }
 
 /// `POST /api/v1/queue/attempts/{submission}/{number}/report`'s body.

@@ -464,6 +464,7 @@ async fn a_worker_of_another_build_is_refused(backend: Backend) {
             },
             slots: Some(2),
             host: Some("lab-3".into()),
+            instance: None,
         },
     );
     match old.take(Duration::ZERO).await.unwrap_err() {
@@ -509,6 +510,11 @@ async fn repeated_errors_disable_a_worker(backend: Backend) {
     let s = f.submit(&team, 1).await;
     let id = queue.register_worker("flaky").await.unwrap();
     let w = queue.dispatcher(id, None);
+    // Another worker takes jobs (seen asking, for no challenge): the flaky one is not
+    // the last, which is never disabled automatically.
+    let seen = queue.register_worker("seen").await.unwrap();
+    let none = queue.dispatcher(seen, Some(Vec::new()));
+    assert!(none.take(Duration::ZERO).await.unwrap().is_none());
     // Stopped runs (the worker shutting down) are not its fault.
     for _ in 0..3 {
         let a = w.take(Duration::ZERO).await.unwrap().expect("a job");

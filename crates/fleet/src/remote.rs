@@ -296,11 +296,32 @@ impl RemoteDispatch {
 
     /// One take, at once: the job leased to this worker (its entry not yet here), or
     /// `None` if no job is takeable now.
+    ///
+    /// The take carries an id of its own and is sent again, with the same id, until the
+    /// server answers: a take whose answer was lost after the server committed it (the
+    /// server killed, a proxy's timeout, this client's) is answered again with the same
+    /// attempt, so no attempt is leased to a worker that does not know it holds it.
     async fn offer(&self) -> Result<Option<Assignment>, DispatchError> {
+        let take = uuid::Uuid::now_v7().to_string();
+        let mut wait = Duration::from_secs(1);
+        loop {
+            match self.offer_once(&take).await {
+                Err(DispatchError::Unreachable(why)) => {
+                    tracing::warn!("{why}; the same take again in {}s", wait.as_secs());
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(30));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn offer_once(&self, take: &str) -> Result<Option<Assignment>, DispatchError> {
         let r = self
             .call(reqwest::Method::POST, "/queue/take")
             .json(&TakeRequest {
                 challenges: self.config.challenges.clone(),
+                take: Some(take.to_owned()),
             })
             .timeout(Duration::from_secs(60))
             .send()

@@ -17,6 +17,7 @@ fn announcement() -> store::Announcement {
         },
         slots: Some(1),
         host: None,
+        instance: None,
     }
 }
 

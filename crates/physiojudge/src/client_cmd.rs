@@ -226,25 +226,12 @@ pub fn submit(a: SubmitArgs, out: &mut dyn Write) -> Result<()> {
     );
     let rt = runtime()?;
     rt.block_on(async {
-        let file = tokio::fs::File::open(&archive)
-            .await
-            .with_context(|| format!("opening {}", archive.display()))?;
         eprintln!(
             "uploading {} ({size} bytes) to {}",
             a.entry.display(),
             client.base
         );
-        let created = client
-            .json(
-                "uploading the entry",
-                client
-                    .http
-                    .post(client.url(&path))
-                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-                    .header(reqwest::header::CONTENT_LENGTH, size)
-                    .body(reqwest::Body::from(file)),
-            )
-            .await?;
+        let created = upload(&client, &path, &archive, size).await?;
         let id = created["id"]
             .as_str()
             .context("the server's answer has no submission id")?
@@ -262,6 +249,71 @@ pub fn submit(a: SubmitArgs, out: &mut dyn Write) -> Result<()> {
         }
         follow(&client, &id, out).await
     })
+}
+
+/// How many times an upload is sent, at most, while no answer (or a proxy's or
+/// server's fault) comes back: 1 + 2 + 4 + 8 + 16 s of waiting between them.
+const UPLOAD_TRIES: u32 = 6;
+
+/// Uploads the archive, with an `Idempotency-Key` made for this upload and sent again
+/// with every retry: an upload whose answer was lost (the connection dropped, a proxy's
+/// 502 or timeout) is sent again, and the server answers a retry of one it recorded
+/// with that submission, charged once (docs/service.md, "Uploads").
+async fn upload(client: &Client, path: &str, archive: &Path, size: u64) -> Result<Value> {
+    let key = uuid::Uuid::now_v7().to_string();
+    let what = "uploading the entry";
+    let mut wait = Duration::from_secs(1);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let file = tokio::fs::File::open(archive)
+            .await
+            .with_context(|| format!("opening {}", archive.display()))?;
+        let sent = client
+            .http
+            .post(client.url(path))
+            .bearer_auth(&client.token)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .header(reqwest::header::CONTENT_LENGTH, size)
+            .header("idempotency-key", &key)
+            .body(reqwest::Body::from(file))
+            .send()
+            .await;
+        let fault = match sent {
+            Err(e) => format!("no answer from {} ({e})", client.base),
+            Ok(r) => {
+                let status = r.status();
+                let text = r.text().await;
+                match text {
+                    Err(e) => format!("the answer broke off ({e})"),
+                    Ok(text) => {
+                        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                        if status.is_success() {
+                            return Ok(json);
+                        }
+                        let transient = status.is_server_error()
+                            || status == reqwest::StatusCode::REQUEST_TIMEOUT
+                            || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
+                        let said = refusal(status.as_u16(), &json, &text);
+                        if !transient {
+                            bail!("{what}: {said}");
+                        }
+                        said
+                    }
+                }
+            }
+        };
+        if tries >= UPLOAD_TRIES {
+            bail!("{what}: {fault}; gave up after {tries} tries");
+        }
+        eprintln!(
+            "{what}: {fault}; sending it again in {}s (the same Idempotency-Key: \
+             it is recorded once)",
+            wait.as_secs()
+        );
+        tokio::time::sleep(wait).await;
+        wait *= 2;
+    }
 }
 
 pub fn status(a: StatusArgs, out: &mut dyn Write) -> Result<()> {

@@ -95,10 +95,13 @@ pub fn run(a: WorkerArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let mut config = fleet::RemoteConfig::new(&a.server, &a.token, &state);
         config.poll_every = Duration::from_secs_f64(a.poll);
         config.challenges = (!a.challenges.is_empty()).then(|| a.challenges.clone());
-        let remote =
-            fleet::RemoteDispatch::connect(config, &worker::announcement(slots), queue.clone())
-                .await
-                .with_context(|| format!("announcing this worker to {}", a.server))?;
+        // This process's own id: the server ends at once what an earlier process of
+        // this worker (killed, say) still held, rather than waiting for its leases.
+        let mut announcement = worker::announcement(slots);
+        announcement.instance = Some(uuid::Uuid::now_v7().to_string());
+        let remote = fleet::RemoteDispatch::connect(config, &announcement, queue.clone())
+            .await
+            .with_context(|| format!("announcing this worker to {}", a.server))?;
         let me = remote.announced().clone();
         writeln!(
             out,

@@ -222,9 +222,19 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
     );
 
     // A second worker process on the same state folder (the same worker's token, a
-    // new sandbox slot): what the killed one left is cleared at its start; it judges
-    // the queued one, and the lost one once its lease lapses.
+    // new sandbox slot): what the killed one left is cleared at its start, and the
+    // server ends the killed process's attempt as soon as the new one announces itself
+    // (before it prints its first line), not after a lapse of the lease; it judges
+    // the queued one and the lost one.
     let second = Worker::start(&s, &site, &queue, &token, 53, Some(state));
+    let now = s.submission(&org, &a_good).json;
+    assert_eq!(
+        history(&now)
+            .get(2)
+            .map(|(to, why)| (to.as_str(), why.as_str())),
+        Some(("error", "worker_restarted")),
+        "{now}"
+    );
     assert!(
         !second
             .files()
@@ -246,7 +256,21 @@ fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
         ["queued", "running", "error", "queued", "running", "scored"],
         "{good_o}"
     );
-    assert_eq!(h[2].1, "worker_lost", "{good_o}");
+    assert_eq!(h[2].1, "worker_restarted", "{good_o}");
+    // Not held against the worker: no error of its own on record.
+    let workers = s.get(Some(&org), "/api/v1/workers");
+    let me = workers.json["workers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{workers:?}"))
+        .iter()
+        .find(|w| w["name"] == "remote-1")
+        .unwrap_or_else(|| panic!("{workers:?}"))
+        .clone();
+    assert_eq!(
+        (me["error_streak"].clone(), me["recent_errors"].clone()),
+        (json!(0), json!(0)),
+        "{me}"
+    );
     let trivial_o = s.submission(&org, &b_trivial).json;
     assert_eq!(trivial_o["state"], "scored", "{trivial_o}");
     assert_eq!(trivial_o["attempts"], 1, "{trivial_o}");
@@ -650,4 +674,92 @@ fn database_outages_longer_than_the_lease_blame_no_one() {
     for worker in w.json["workers"].as_array().unwrap() {
         assert_eq!(worker["state"], "enabled", "{worker}");
     }
+}
+
+/// A TCP proxy to `upstream` on a free loopback port that loses the answer of the
+/// first connection: it passes the request on, waits until the server starts
+/// answering (so the server has done all it does), then closes the client's side
+/// unanswered, as a proxy that timed out does. Later connections pass both ways.
+fn proxy_losing_the_first_answer(upstream: &str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.trim_start_matches("http://").to_owned();
+    std::thread::spawn(move || {
+        for (n, client) in listener.incoming().enumerate() {
+            let Ok(client) = client else { continue };
+            let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c_in, &mut s_out);
+            });
+            let (mut client, mut server) = (client, server);
+            std::thread::spawn(move || {
+                if n == 0 {
+                    let mut first = [0u8; 1];
+                    let _ = server.read(&mut first);
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    let _ = server.shutdown(std::net::Shutdown::Both);
+                } else {
+                    let mut buf = [0u8; 16 << 10];
+                    while let Ok(k) = server.read(&mut buf) {
+                        if k == 0 || client.write_all(&buf[..k]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// `physiojudge submit` through a proxy that loses the server's `201`: the CLI sends
+/// the upload again with the same `Idempotency-Key`, and the server answers with the
+/// submission the first one made: one submission, one charge to the quota.
+#[test]
+fn an_upload_whose_answer_is_lost_is_recorded_once() {
+    // Every part bound: the site (its database) and the stream live to the end.
+    let Some(Fleet {
+        site: _site,
+        _stream,
+        s,
+        alice,
+        org,
+        ..
+    }) = fleet("fleet_idempotent_upload", 60)
+    else {
+        return;
+    };
+    let entry_dir = tempfile::tempdir().unwrap();
+    let entry = trivial_entry(&entry_dir.path().join("entry"));
+    let proxy = proxy_losing_the_first_answer(&s.base);
+    let o = testkit::physiojudge!([
+        "submit",
+        "--server",
+        &proxy,
+        "--token",
+        &alice,
+        "--challenge",
+        "cinc2017",
+        "--no-wait",
+        entry.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("sending it again"), "{err}");
+    let id = String::from_utf8(o.stdout).unwrap().trim().to_owned();
+    let q = s.get(Some(&alice), "/api/v1/challenges/cinc2017/quota");
+    assert_eq!(q.json["used_total"], 1, "{q:?}");
+    let mine = s.get(Some(&org), "/api/v1/challenges/cinc2017/submissions");
+    let listed: Vec<&str> = mine.json["submissions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{mine:?}"))
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [id.as_str()], "{mine:?}");
 }

@@ -152,6 +152,11 @@ impl From<store::Error> for ApiError {
             E::PauseState { paused, .. } => {
                 ApiError::conflict("pause_state", e.to_string()).with("judging_paused", paused)
             }
+            E::UploadKeyReused { .. } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                e.to_string(),
+            ),
             E::AttemptRefused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
             E::DataChanged { .. } => ApiError::conflict("data_changed", e.to_string()),
             E::NotPublishable { ref blockers, .. } => {

@@ -18,6 +18,13 @@
 //!
 //! Whatever stops the request on the way (a refusal, an error, the client hanging up)
 //! removes the file: only a recorded submission keeps one.
+//!
+//! An `Idempotency-Key` header makes a retry safe: the team's key is looked up first,
+//! and when it made a submission in the last 24 hours the cheap refusals are skipped
+//! (the first upload was the one charged), the body is read and hashed, and the same
+//! request (entry, phase asked for, method) is answered `201` with that submission
+//! (`Idempotent-Replayed: true`), another is 422 `idempotency_key_reused`. Two uploads
+//! racing with one key are settled by the store, under the team's lock.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path as FsPath, PathBuf};
@@ -104,7 +111,11 @@ fn invalid_entry(message: impl Into<String>) -> ApiError {
 /// it completed, is the submission's `received_at`.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/submissions", tag = "submissions",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "the challenge's id"), UploadQuery),
+    params(("id" = String, Path, description = "the challenge's id"), UploadQuery,
+        ("Idempotency-Key" = Option<String>, Header,
+            description = "1 to 255 visible ASCII characters, new for every upload and \
+                sent again with its retries: a retry within 24 hours is answered with the \
+                first one's submission (`Idempotent-Replayed: true`), not charged again")),
     request_body(content = EntryArchive, content_type = "application/octet-stream",
         description = "the entry archive (.zip, .tar.gz or .tar)"),
     responses(
@@ -118,7 +129,8 @@ fn invalid_entry(message: impl Into<String>) -> ApiError {
                 `next_slot_at`)"),
         (status = 413, body = ErrorBody, description = "larger than the server takes"),
         (status = 422, body = ErrorBody,
-            description = "the judge would refuse the archive: the reason; not charged"),
+            description = "the judge would refuse the archive: the reason; not charged; \
+                or `idempotency_key_reused`: the key was used for another request"),
     ))]
 pub(crate) async fn upload(
     State(app): State<App>,
@@ -127,18 +139,40 @@ pub(crate) async fn upload(
     Query(q): Query<UploadQuery>,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, Json<CreatedSubmission>), ApiError> {
+) -> Result<(StatusCode, HeaderMap, Json<CreatedSubmission>), ApiError> {
     // 1. The refusals that need no body.
     app.store.challenge(&id).await?;
     let team = team_of(&app, &user, &id).await?;
-    let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
-    let now = app.store.now();
-    let extension = app.store.extension(phase.id, team.id).await?;
-    phase.check_open(extension.as_ref(), now)?;
-    let quota = app.store.quota(phase.id, team.id).await?;
-    if !quota.spent.is_empty() {
-        return Err(store::Error::QuotaSpent(Box::new(quota)).into());
-    }
+    let key = match headers.get(IDEMPOTENCY_KEY) {
+        None => None,
+        Some(v) => {
+            let k = v.to_str().map_err(|_| {
+                ApiError::invalid("Idempotency-Key: give 1 to 255 visible ASCII characters")
+            })?;
+            // Checked now, with its fingerprint filled in once the body is read.
+            Some(store::UploadKey::new(k, String::new())?.key)
+        }
+    };
+    let known = match &key {
+        Some(k) => app.store.upload_key(team.id, k).await?,
+        None => None,
+    };
+    // A replay skips the phase and quota checks: the first upload passed them and was
+    // charged, and its answer was lost.
+    let phase = match known {
+        Some(_) => None,
+        None => {
+            let phase = resolve_phase(&app, &id, q.phase.as_deref()).await?;
+            let now = app.store.now();
+            let extension = app.store.extension(phase.id, team.id).await?;
+            phase.check_open(extension.as_ref(), now)?;
+            let quota = app.store.quota(phase.id, team.id).await?;
+            if !quota.spent.is_empty() {
+                return Err(store::Error::QuotaSpent(Box::new(quota)).into());
+            }
+            Some(phase)
+        }
+    };
     let method = q.method.filter(|m| !m.trim().is_empty());
     if let Some(m) = &method {
         crate::api::accounts::check_name("method", m)?;
@@ -171,6 +205,35 @@ pub(crate) async fn upload(
     if bytes == 0 {
         return Err(invalid_entry("the body is empty: send the archive's bytes"));
     }
+    let description = q.description.filter(|d| !d.trim().is_empty());
+    let key = key
+        .map(|k| {
+            let request = fingerprint(
+                &id,
+                q.phase.as_deref(),
+                method.as_deref(),
+                description.as_deref(),
+                &sha256,
+            );
+            store::UploadKey::new(&k, request)
+        })
+        .transpose()?;
+    let phase = match (phase, known, &key) {
+        (Some(phase), _, _) => phase,
+        (None, Some((request, submission)), Some(k)) => {
+            // The scratch file `part` is dropped (removed) on the way out.
+            if request != k.request_sha256 {
+                return Err(store::Error::UploadKeyReused {
+                    key: k.key.clone(),
+                    submission,
+                }
+                .into());
+            }
+            let s = app.store.submission(submission).await?;
+            return replayed(&app, s).await;
+        }
+        _ => return Err(ApiError::internal(&"an upload without its phase")),
+    };
 
     // 3. Its kind, and its place.
     let ext = sniff(part.0.as_deref().unwrap_or(FsPath::new(""))).await?;
@@ -203,17 +266,25 @@ pub(crate) async fn upload(
     durable?;
 
     // 5. Recorded: the store checks the phase and the quota again, atomically.
-    let s = app
+    let submitted = app
         .store
-        .submit(&store::NewSubmission {
-            team: team.id,
-            phase: phase.id,
-            entry_sha256: sha256.clone(),
-            entry_path: rel,
-            method_name: method,
-            method_description: q.description.filter(|d| !d.trim().is_empty()),
-        })
+        .submit_keyed(
+            &store::NewSubmission {
+                team: team.id,
+                phase: phase.id,
+                entry_sha256: sha256.clone(),
+                entry_path: rel,
+                method_name: method,
+                method_description: description,
+            },
+            key.as_ref(),
+        )
         .await?;
+    let s = match submitted {
+        store::Submitted::New(s) => s,
+        // Another request with the same key won the race: this one's file goes.
+        store::Submitted::Replayed(s) => return replayed(&app, s).await,
+    };
     entry_file.keep();
     app.config.queued();
     tracing::info!(
@@ -224,6 +295,66 @@ pub(crate) async fn upload(
     );
     Ok((
         StatusCode::CREATED,
+        HeaderMap::new(),
+        Json(CreatedSubmission {
+            id: s.id.0,
+            state: s.state.into(),
+            entry_sha256: s.entry_sha256,
+            phase: phase.name,
+            received_at: s.received_at,
+        }),
+    ))
+}
+
+/// The request header that makes an upload's retries safe.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// What makes an upload the same request as another: the challenge, the phase as asked
+/// for (not as resolved: a replay after the phase closed resolves another), the method
+/// and the entry's bytes.
+fn fingerprint(
+    challenge: &str,
+    phase: Option<&str>,
+    method: Option<&str>,
+    description: Option<&str>,
+    entry_sha256: &str,
+) -> String {
+    let mut h = Sha256::new();
+    // Each part length-prefixed, so that no two requests hash the same text.
+    for part in [
+        Some(challenge),
+        phase,
+        method,
+        description,
+        Some(entry_sha256),
+    ] {
+        match part {
+            None => h.update(b"-"),
+            Some(p) => {
+                h.update(format!("{}:", p.len()).as_bytes());
+                h.update(p.as_bytes());
+            }
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The answer to an upload whose key made `s` already: the first answer's 201 with the
+/// same submission (its state now), marked as a replay.
+async fn replayed(
+    app: &App,
+    s: store::Submission,
+) -> Result<(StatusCode, HeaderMap, Json<CreatedSubmission>), ApiError> {
+    let phase = app.store.phase(s.phase).await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "idempotent-replayed",
+        axum::http::HeaderValue::from_static("true"),
+    );
+    tracing::info!("upload replayed: submission {} by its key", s.id);
+    Ok((
+        StatusCode::CREATED,
+        headers,
         Json(CreatedSubmission {
             id: s.id.0,
             state: s.state.into(),

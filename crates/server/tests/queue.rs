@@ -13,6 +13,7 @@ use common::*;
 use store::Backend;
 
 both!(
+    a_take_sent_again_and_a_restarted_worker,
     remote_workers_are_held_to_the_queue_rules,
     result_archives_cannot_climb_out_of_their_folder,
     a_folder_for_a_lapsed_attempt_is_refused
@@ -316,4 +317,79 @@ async fn result_archives_cannot_climb_out_of_their_folder(b: Backend) {
         },
     );
     assert!(!dir.exists(), "{}", dir.display());
+}
+
+/// A take whose answer was lost is sent again with its id: the same attempt, not a
+/// second one. A worker process that starts again (a new instance id) ends what the
+/// previous process held at once, as `worker_restarted`, not held against it.
+async fn a_take_sent_again_and_a_restarted_worker(b: store::Backend) {
+    let h = Harness::start(b).await;
+    let (alice, _) = h.ready(json!(5)).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let a = h.upload(&alice, "cinc2017", "", good_entry()).await;
+        assert_eq!(a.status, 201, "{a:?}");
+        ids.push(a.json["id"].as_str().unwrap().to_owned());
+    }
+    let token = worker_token(&h, "remote-1").await;
+    let mut started = announcement(server_build());
+    started["instance"] = json!("process-1");
+    let a = h
+        .post(Some(&token), "/api/v1/queue/announce", started.clone())
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let take = json!({"take": "take-1"});
+    let first = h
+        .post(Some(&token), "/api/v1/queue/take", take.clone())
+        .await;
+    assert_eq!(first.status, 200, "{first:?}");
+    let again = h
+        .post(Some(&token), "/api/v1/queue/take", take.clone())
+        .await;
+    assert_eq!(again.status, 200, "{again:?}");
+    assert_eq!(again.json["job"]["attempt"], first.json["job"]["attempt"]);
+    let s = h
+        .get(Some(&alice), &format!("/api/v1/submissions/{}", ids[1]))
+        .await;
+    assert_eq!(s.json["state"], "queued", "the second waits: {s:?}");
+
+    // The process is killed and started again: its attempt ends now, queued again.
+    started["instance"] = json!("process-2");
+    let a = h
+        .post(Some(&token), "/api/v1/queue/announce", started)
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let org = h
+        .get(
+            Some(&h.organiser),
+            &format!("/api/v1/submissions/{}", ids[0]),
+        )
+        .await;
+    assert_eq!(org.json["state"], "queued", "{org:?}");
+    assert!(org.text.contains("worker_restarted"), "{org:?}");
+    // The old take id hands out nothing more; a new take gets the oldest again.
+    let a = h.post(Some(&token), "/api/v1/queue/take", take).await;
+    assert_eq!(a.status, 204, "{a:?}");
+    let a = h
+        .post(
+            Some(&token),
+            "/api/v1/queue/take",
+            json!({"take": "take-2"}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json["job"]["attempt"]["submission"], ids[0].as_str());
+    assert_eq!(a.json["job"]["attempt"]["number"], 2);
+    let list = h.get(Some(&h.organiser), "/api/v1/workers").await;
+    let w = list.json["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "remote-1")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (w["error_streak"].clone(), w["recent_errors"].clone()),
+        (json!(0), json!(0))
+    );
 }

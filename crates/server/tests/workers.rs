@@ -80,6 +80,7 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
         },
         slots: Some(2),
         host: Some("lab-3".into()),
+        instance: None,
     };
     let e = checked.announce_worker(wid, &old).await.unwrap_err();
     assert!(matches!(e, store::Error::WrongVersion { .. }), "{e}");
@@ -214,8 +215,11 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
         .await;
     assert_eq!((a.status, a.code()), (409, "worker_state"), "{a:?}");
 
-    // Three errors of its own in a row: disabled automatically, shown with why. (The
+    // Three errors of its own in a row: disabled automatically, shown with why, since
+    // another worker takes jobs (seen asking; the last one is never disabled). (The
     // first submission has two attempts left; a second one gives the third error.)
+    let (steady, _) = h.t.create_worker("steady").await.unwrap();
+    h.t.take_job(steady.id, LEASE, Some(&[])).await.unwrap();
     let up = h.upload(&alice, "cinc2017", "", good_entry()).await;
     assert_eq!(up.status, 201, "{up:?}");
     for _ in 0..3 {
@@ -238,6 +242,12 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
     assert_eq!(
         (w["recent_errors"].as_u64(), w["error_streak"].as_u64()),
         (Some(3), Some(3))
+    );
+    let metrics = h.get(org, "/metrics").await;
+    assert!(
+        metrics.text.contains("physiojudge_worker_alerts 0"),
+        "{}",
+        metrics.text
     );
     // The first submission used its three attempts: left in error, for organisers.
     let s = h

@@ -70,6 +70,17 @@ pub enum Error {
     #[error("quota spent: {}", .0.describe())]
     QuotaSpent(Box<QuotaStatus>),
 
+    /// An upload's `Idempotency-Key` was used by the team, within its life, for another
+    /// request (another entry, phase or method): a client's bug, never a retry.
+    #[error(
+        "the Idempotency-Key {key:?} was used for another upload (submission {submission}) \
+         in the last 24 hours; a retry must send the same request, a new upload a new key"
+    )]
+    UploadKeyReused {
+        key: String,
+        submission: crate::SubmissionId,
+    },
+
     /// The phase does not accept submissions (of this team) at this time. `closes` is
     /// the team's own close when it has an extension (`extended`).
     #[error("phase {phase:?} accepts submissions{} from {opens} until {closes}; it is {at}",

@@ -127,6 +127,9 @@ impl Default for Policy {
 pub struct Store {
     db: Db,
     clock: Clock,
+    /// Whether the queue's and uploads' times come from the database's clock on
+    /// PostgreSQL ([`Store::now_in`]): yes but with a test's clock ([`Store::with_clock`]).
+    db_clock: bool,
     policy: Policy,
     /// The scorer version leaderboards combine ([`Store::with_scorer_version`]).
     scorer_version: Option<Arc<str>>,
@@ -222,6 +225,7 @@ impl Store {
         Ok(Store {
             db,
             clock: Arc::new(Utc::now),
+            db_clock: true,
             policy: Policy::default(),
             scorer_version: None,
             build: None,
@@ -242,10 +246,40 @@ impl Store {
         self
     }
 
-    /// The same store with another clock (tests; a server never needs one).
+    /// The same store with another clock (tests; a server never needs one), used for
+    /// every time, on both backends.
     pub fn with_clock(mut self, clock: Clock) -> Store {
         self.clock = clock;
+        self.db_clock = false;
         self
+    }
+
+    /// The same store with another clock for this process (tests of a server whose
+    /// clock is wrong): leases, `received_at` and deadlines still follow PostgreSQL's
+    /// clock; on SQLite, whose clock is the process's, this is the clock.
+    pub fn with_process_clock(mut self, clock: Clock) -> Store {
+        self.clock = clock;
+        self.db_clock = true;
+        self
+    }
+
+    /// The time now as the queue and uploads count it, in `tx`: PostgreSQL's clock
+    /// (`clock_timestamp()`, to the microsecond) unless a test set a clock, so that
+    /// several servers on one database agree on leases, `received_at` and deadlines
+    /// whatever their own clocks say; on SQLite the process's clock (the database is
+    /// a file this process opens: there is no other clock to ask).
+    pub(crate) async fn now_in(&self, tx: &mut db::Tx) -> Result<DateTime<Utc>, Error> {
+        if !(self.db_clock && tx.is_postgres()) {
+            return Ok(self.now());
+        }
+        let t: i64 = tx
+            .fetch_one(
+                "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT) AS t",
+                db::args![],
+            )
+            .await?
+            .get("t")?;
+        time(t)
     }
 
     /// The same store with other queue limits.
@@ -440,6 +474,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 "name keys",
                 include_str!("../migrations/sqlite/0008_name_keys.sql"),
             ),
+            (
+                9,
+                "idempotency",
+                include_str!("../migrations/sqlite/0009_idempotency.sql"),
+            ),
         ],
         Db::Postgres(_) => &[
             (
@@ -471,6 +510,11 @@ fn migrations(db: &Db) -> Vec<Migration> {
                 8,
                 "name keys",
                 include_str!("../migrations/postgres/0008_name_keys.sql"),
+            ),
+            (
+                9,
+                "idempotency",
+                include_str!("../migrations/postgres/0009_idempotency.sql"),
             ),
         ],
     };

@@ -342,6 +342,12 @@ pub struct Announcement {
     pub slots: Option<u32>,
     /// Its machine's name, if it says.
     pub host: Option<String>,
+    /// The worker process's own id, new at every start (1 to 64 visible ASCII
+    /// characters): what an earlier process of the same worker still held is ended at
+    /// once, not after its lease (docs/service.md, "A fleet"). `None`: a worker that
+    /// does not say (the server's own slots, which reclaim at start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 /// The last time a worker was refused for its build, and why.
@@ -550,6 +556,54 @@ pub struct NewSubmission {
     pub entry_path: String,
     pub method_name: Option<String>,
     pub method_description: Option<String>,
+}
+
+/// An upload's `Idempotency-Key` and the fingerprint of the request that carried it
+/// (docs/service.md, "Uploads"): a retry with the same key and fingerprint, within
+/// [`UPLOAD_KEY_LIFE_HOURS`], is answered with the submission the first one made; the
+/// same key with another fingerprint is [`crate::Error::UploadKeyReused`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadKey {
+    /// The client's key: 1 to 255 visible ASCII characters.
+    pub key: String,
+    /// sha256 (lower-case hex) of what makes the request this one.
+    pub request_sha256: String,
+}
+
+/// How long an upload's key is remembered for its team.
+pub const UPLOAD_KEY_LIFE_HOURS: i64 = 24;
+
+impl UploadKey {
+    /// A key as a client sent it, refused unless 1 to 255 visible ASCII characters.
+    pub fn new(key: &str, request_sha256: String) -> Result<UploadKey, crate::Error> {
+        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(crate::Error::Invalid {
+                field: "Idempotency-Key",
+                problem: "give 1 to 255 visible ASCII characters (a UUID, say)".to_owned(),
+            });
+        }
+        Ok(UploadKey {
+            key: key.to_owned(),
+            request_sha256,
+        })
+    }
+}
+
+/// What [`crate::Store::submit_keyed`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// A new submission, charged to the quota.
+    New(Submission),
+    /// The upload key's earlier submission: nothing new recorded, nothing charged.
+    Replayed(Submission),
+}
+
+impl Submitted {
+    pub fn submission(&self) -> &Submission {
+        match self {
+            Submitted::New(s) | Submitted::Replayed(s) => s,
+        }
+    }
 }
 
 /// A submission.

@@ -86,6 +86,54 @@ async fn worker_seen(
     Ok(())
 }
 
+/// The answer to a take sent again: `Some(job)` when the take `take` of `worker`
+/// leased an attempt that still runs (its lease renewed to `expires`), `Some(None)`
+/// when that attempt ended since, `None` when the take id is new.
+async fn taken_before(
+    tx: &mut Tx,
+    worker: WorkerId,
+    take: &str,
+    expires: DateTime<Utc>,
+) -> Result<Option<Option<Job>>, Error> {
+    let Some(r) = tx
+        .fetch_optional(
+            "SELECT a.submission_id, a.number, a.ended_at, s.current_attempt, s.state, \
+             s.challenge_id, s.phase_id, s.team_id, s.entry_sha256, s.entry_path \
+             FROM attempts a JOIN submissions s ON s.id = a.submission_id \
+             WHERE a.worker_id = $1 AND a.take_id = $2",
+            args![worker, take],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let key = AttemptKey {
+        submission: SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+        number: count(r.get("number")?)?,
+    };
+    let running = r.get::<Option<i64>>("ended_at")?.is_none()
+        && r.get::<i64>("current_attempt")? == i64::from(key.number)
+        && r.get::<String>("state")? == State::Running.as_str();
+    if !running {
+        return Ok(Some(None));
+    }
+    tx.execute(
+        "UPDATE attempts SET lease_expires_at = $3 \
+         WHERE submission_id = $1 AND number = $2 AND ended_at IS NULL",
+        args![key.submission, i64::from(key.number), us(expires)],
+    )
+    .await?;
+    Ok(Some(Some(Job {
+        attempt: key,
+        challenge: r.get("challenge_id")?,
+        phase: PhaseId::parse_stored(&r.get::<String>("phase_id")?)?,
+        team: TeamId::parse_stored(&r.get::<String>("team_id")?)?,
+        entry_sha256: r.get("entry_sha256")?,
+        entry_path: r.get("entry_path")?,
+        lease_expires_at: expires,
+    })))
+}
+
 /// Why an attempt is not this worker's current one (for [`Error::AttemptRefused`]).
 async fn why_refused(tx: &mut Tx, key: AttemptKey, worker: WorkerId) -> Result<Error, Error> {
     let r = tx
@@ -307,8 +355,32 @@ impl Store {
         lease: Duration,
         challenges: Option<&[String]>,
     ) -> Result<Option<Job>, Error> {
+        self.take_job_once(worker, lease, challenges, None).await
+    }
+
+    /// [`Store::take_job`] with the take's own id (`take`, chosen by the worker, 1 to 64
+    /// visible ASCII characters, sent again with every retry of the same take): a take
+    /// whose answer was lost (the server killed after the commit, a proxy's timeout)
+    /// and is sent again gets the same job, its lease renewed, rather than a second one
+    /// while the first lapses unknown to anyone. If that attempt has ended since, the
+    /// answer is `None`: a take id hands out one attempt at most.
+    pub async fn take_job_once(
+        &self,
+        worker: WorkerId,
+        lease: Duration,
+        challenges: Option<&[String]>,
+        take: Option<&str>,
+    ) -> Result<Option<Job>, Error> {
+        if let Some(t) = take
+            && (t.is_empty() || t.len() > 64 || !t.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(Error::Invalid {
+                field: "take",
+                problem: "give 1 to 64 visible ASCII characters".to_owned(),
+            });
+        }
         for _ in 0..TAKE_TRIES {
-            match self.try_take(worker, lease, challenges).await {
+            match self.try_take(worker, lease, challenges, take).await {
                 Ok(Some(outcome)) => return Ok(outcome),
                 Ok(None) => {}
                 Err(e @ Error::WrongVersion { .. }) => {
@@ -329,12 +401,19 @@ impl Store {
         worker: WorkerId,
         lease: Duration,
         challenges: Option<&[String]>,
+        take: Option<&str>,
     ) -> Result<Option<Option<Job>>, Error> {
         let cap = i64::from(self.policy.team_running_cap);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            let now = self.now();
+            let now = self.now_in(&mut tx).await?;
             worker_seen(&mut tx, worker, us(now), Seen::Take, self.build()).await?;
+            if let Some(t) = take
+                && let Some(again) =
+                    taken_before(&mut tx, worker, t, lease_end(now, lease)?).await?
+            {
+                return Ok(Some(again));
+            }
             let mut params = args![cap];
             let filter = match challenges {
                 None => String::new(),
@@ -395,10 +474,13 @@ impl Store {
                 args![id, i64::from(number)],
             )
             .await?;
+            // The worker's process (its instance, as it announced it) is recorded with
+            // the attempt: a later process of the worker ends it at once.
             tx.execute(
                 "INSERT INTO attempts (submission_id, number, worker_id, started_at, \
-                 lease_expires_at) VALUES ($1, $2, $3, $4, $5)",
-                args![id, i64::from(number), worker, us(now), us(expires)],
+                 lease_expires_at, take_id, instance) \
+                 SELECT $1, $2, $3, $4, $5, $6, instance FROM workers WHERE id = $3",
+                args![id, i64::from(number), worker, us(now), us(expires), take],
             )
             .await?;
             transition(
@@ -441,10 +523,10 @@ impl Store {
         key: AttemptKey,
         lease: Duration,
     ) -> Result<DateTime<Utc>, Error> {
-        let now = self.now();
-        let expires = lease_end(now, lease)?;
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = self.now_in(&mut tx).await?;
+            let expires = lease_end(now, lease)?;
             worker_seen(&mut tx, worker, us(now), Seen::Run, None).await?;
             let n = tx
                 .execute(
@@ -495,10 +577,10 @@ impl Store {
         blame: Blame,
     ) -> Result<ResultId, Error> {
         check_report(report)?;
-        let now = us(self.now());
         let blame = (report.outcome == Outcome::Error).then_some(blame);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             worker_seen(&mut tx, worker, now, Seen::Run, None).await?;
             let n = tx
                 .execute(
@@ -581,9 +663,9 @@ impl Store {
     /// its worker's error (it counts towards disabling the worker). Run it periodically
     /// (every few seconds; a lease is tens of seconds).
     pub async fn reconcile(&self) -> Result<Reconciled, Error> {
-        let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             let done = end_running(&mut tx, &self.policy, Ending::Lapsed, now).await?;
             let mut workers: Vec<WorkerId> = done.lost_by.clone();
             workers.sort();
@@ -604,9 +686,9 @@ impl Store {
     /// heartbeats within the new lease; one that is gone lapses one lease later. Returns
     /// how many leases were moved.
     pub async fn extend_leases(&self, by: Duration) -> Result<u64, Error> {
-        let until = us(lease_end(self.now(), by)?);
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let until = us(lease_end(self.now_in(&mut tx).await?, by)?);
             tx.execute(
                 "UPDATE attempts SET lease_expires_at = $1 \
                  WHERE ended_at IS NULL AND lease_expires_at < $1",
@@ -626,9 +708,9 @@ impl Store {
     /// lease to lapse would only delay the retry. Never call it for a worker that may
     /// still be running somewhere.
     pub async fn reclaim_worker(&self, worker: WorkerId) -> Result<Reconciled, Error> {
-        let now = us(self.now());
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             Ok(
                 end_running(&mut tx, &self.policy, Ending::Restarted(worker), now)
                     .await?
@@ -727,8 +809,11 @@ impl Store {
 }
 
 /// Which running attempts [`end_running`] ends, and why.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Ending {
+    /// Every one of the worker not taken by this process of it (its instance id): the
+    /// worker started again (`worker_restarted`).
+    Superseded(WorkerId, String),
     /// Those whose lease lapsed (`worker_lost`, the worker's error).
     Lapsed,
     /// Every one of the worker, whose process started again (`worker_restarted`).
@@ -756,9 +841,13 @@ pub(crate) async fn end_running(
     } else {
         ""
     };
-    let (cond, params) = match ending {
+    let (cond, params) = match &ending {
         Ending::Lapsed => ("a.lease_expires_at < $1", args![now]),
-        Ending::Restarted(w) | Ending::Disabled(w) => ("a.worker_id = $1", args![w]),
+        Ending::Restarted(w) | Ending::Disabled(w) => ("a.worker_id = $1", args![*w]),
+        Ending::Superseded(w, instance) => (
+            "a.worker_id = $1 AND (a.instance IS NULL OR a.instance <> $2)",
+            args![*w, instance],
+        ),
     };
     let lost = tx
         .fetch_all(
@@ -774,7 +863,7 @@ pub(crate) async fn end_running(
         .await?;
     let blame = match ending {
         Ending::Lapsed => Blame::Worker,
-        Ending::Restarted(_) | Ending::Disabled(_) => Blame::Elsewhere,
+        Ending::Restarted(_) | Ending::Disabled(_) | Ending::Superseded(..) => Blame::Elsewhere,
     };
     let mut done = Reconciled::default();
     let mut lost_by = Vec::new();
@@ -793,7 +882,9 @@ pub(crate) async fn end_running(
         let attempt = key.number;
         let reason = match ending {
             Ending::Lapsed => Reason::WorkerLost { worker, attempt },
-            Ending::Restarted(_) => Reason::WorkerRestarted { worker, attempt },
+            Ending::Restarted(_) | Ending::Superseded(..) => {
+                Reason::WorkerRestarted { worker, attempt }
+            }
             Ending::Disabled(_) => Reason::WorkerDisabled { worker, attempt },
         };
         transition(

@@ -1,15 +1,15 @@
 //! Submissions: the quota-checked insert, state changes with their history, withdrawal,
 //! requeueing and selection.
 
-use chrono::{DateTime, Days, Utc};
+use chrono::{DateTime, Days, Duration, Utc};
 
 use crate::challenges::phase_from;
 use crate::db::{Row, Tx, args};
 use crate::users::not_found;
 use crate::{
     Attempt, AttemptKey, Error, FailureCount, HistoryEntry, NewSubmission, Outcome, Phase, PhaseId,
-    QuotaLimit, QuotaStatus, Reason, State, Store, Submission, SubmissionId, TeamId, UserId,
-    WorkerId, count, opt_time, time, us,
+    QuotaLimit, QuotaStatus, Reason, State, Store, Submission, SubmissionId, Submitted, TeamId,
+    UPLOAD_KEY_LIFE_HOURS, UploadKey, UserId, WorkerId, count, opt_time, time, us,
 };
 
 pub(crate) const SUBMISSION_COLUMNS: &str = "id, challenge_id, team_id, phase_id, \
@@ -215,6 +215,29 @@ async fn quota_in(
     })
 }
 
+/// The request fingerprint and submission of a team's upload key recorded at or after
+/// `since`.
+async fn upload_key_in(
+    tx: &mut Tx,
+    team: TeamId,
+    key: &str,
+    since: i64,
+) -> Result<Option<(String, SubmissionId)>, Error> {
+    tx.fetch_optional(
+        "SELECT request_sha256, submission_id FROM upload_keys \
+         WHERE team_id = $1 AND key = $2 AND created_at >= $3",
+        args![team, key, since],
+    )
+    .await?
+    .map(|r| {
+        Ok((
+            r.get::<String>("request_sha256")?,
+            SubmissionId::parse_stored(&r.get::<String>("submission_id")?)?,
+        ))
+    })
+    .transpose()
+}
+
 fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
@@ -225,7 +248,8 @@ impl Store {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
             let phase = phase_in(&mut tx, phase).await?;
-            quota_in(&mut tx, &phase, team, self.now()).await
+            let now = self.now_in(&mut tx).await?;
+            quota_in(&mut tx, &phase, team, now).await
         })
         .await;
         tx.finish(r).await
@@ -239,6 +263,40 @@ impl Store {
     /// the team's row on PostgreSQL), so concurrent submissions of a team are counted one
     /// after another.
     pub async fn submit(&self, new: &NewSubmission) -> Result<Submission, Error> {
+        match self.submit_keyed(new, None).await? {
+            Submitted::New(s) | Submitted::Replayed(s) => Ok(s),
+        }
+    }
+
+    /// The submission an upload key made for the team within its life
+    /// ([`crate::UPLOAD_KEY_LIFE_HOURS`]), with the fingerprint of the request that
+    /// made it. A server asks before its cheap refusals, so that a retry is not refused
+    /// for a quota the first upload spent.
+    pub async fn upload_key(
+        &self,
+        team: TeamId,
+        key: &str,
+    ) -> Result<Option<(String, SubmissionId)>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let since = us(self.now_in(&mut tx).await? - Duration::hours(UPLOAD_KEY_LIFE_HOURS));
+            upload_key_in(&mut tx, team, key, since).await
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// [`Store::submit`] with an upload's key: when the team used the same key within
+    /// its life for the same request, nothing is recorded and the earlier submission is
+    /// [`Submitted::Replayed`] (not charged again); for another request,
+    /// [`Error::UploadKeyReused`]. The key is looked up and recorded under the team's
+    /// lock, in the transaction that inserts the submission, so two uploads racing with
+    /// one key make one submission.
+    pub async fn submit_keyed(
+        &self,
+        new: &NewSubmission,
+        key: Option<&UploadKey>,
+    ) -> Result<Submitted, Error> {
         if !is_sha256_hex(&new.entry_sha256) {
             return Err(Error::Invalid {
                 field: "entry sha256",
@@ -269,8 +327,28 @@ impl Store {
                 });
             }
             // Read the clock once the lock is held, so that submissions are stamped in the
-            // order they are counted.
-            let now = self.now();
+            // order they are counted (the database's clock on PostgreSQL).
+            let now = self.now_in(&mut tx).await?;
+            if let Some(k) = key {
+                let since = us(now - Duration::hours(UPLOAD_KEY_LIFE_HOURS));
+                if let Some((request, id)) = upload_key_in(&mut tx, new.team, &k.key, since).await?
+                {
+                    if request != k.request_sha256 {
+                        return Err(Error::UploadKeyReused {
+                            key: k.key.clone(),
+                            submission: id,
+                        });
+                    }
+                    return Ok(Submitted::Replayed(submission_in(&mut tx, id).await?));
+                }
+                // Expired keys of the team are forgotten here, so the table holds at most
+                // a day of each team's uploads.
+                tx.execute(
+                    "DELETE FROM upload_keys WHERE team_id = $1 AND created_at < $2",
+                    args![new.team, since],
+                )
+                .await?;
+            }
             let extension = crate::team_rules::extension_in(&mut tx, phase.id, new.team).await?;
             phase.check_open(extension.as_ref(), now)?;
             let status = quota_in(&mut tx, &phase, new.team, now).await?;
@@ -310,7 +388,15 @@ impl Store {
                 us(now),
             )
             .await?;
-            Ok(s)
+            if let Some(k) = key {
+                tx.execute(
+                    "INSERT INTO upload_keys (team_id, key, request_sha256, submission_id, \
+                     created_at) VALUES ($1, $2, $3, $4, $5)",
+                    args![new.team, &k.key, &k.request_sha256, id, us(now)],
+                )
+                .await?;
+            }
+            Ok(Submitted::New(s))
         })
         .await;
         tx.finish(r).await

@@ -132,6 +132,11 @@ async fn latest(
     .collect()
 }
 
+/// A worker seen (a take, a heartbeat, a report) this recently counts as taking jobs,
+/// for [`check_errors`]: 5 minutes, in microseconds (a worker idle at `--poll 3600`
+/// between notices is seen at each notice's take).
+const LIVE_WITHIN_US: i64 = 5 * 60 * 1_000_000;
+
 /// After an attempt of `worker` ended in an error of its own: disables the worker when
 /// its last [`Policy::worker_error_limit`] attempts all did. Returns whether it did.
 pub(crate) async fn check_errors(
@@ -150,6 +155,20 @@ pub(crate) async fn check_errors(
     }
     let state = worker_in(tx, worker).await?.state;
     if !state.can_become(WorkerState::Disabled) {
+        return Ok(false);
+    }
+    // Never the last worker taking jobs: disabling it would stall the queue with no
+    // one told. It stays enabled, its errors in a row at or past the limit, which
+    // organisers see as an alert (`/metrics`' physiojudge_worker_alerts, the console).
+    let others: i64 = tx
+        .fetch_one(
+            "SELECT COUNT(*) AS n FROM workers WHERE state = 'enabled' AND id <> $1 \
+             AND last_seen_at >= $2",
+            args![worker, now - LIVE_WITHIN_US],
+        )
+        .await?
+        .get("n")?;
+    if others == 0 {
         return Ok(false);
     }
     let reason = WorkerStateReason::RepeatedErrors {
@@ -176,9 +195,17 @@ impl Store {
     /// the worker too and returned as [`Error::WrongVersion`]; a later announcement of
     /// the right build clears it.
     pub async fn announce_worker(&self, id: WorkerId, a: &Announcement) -> Result<Worker, Error> {
-        let now = us(self.now());
+        if let Some(i) = &a.instance
+            && (i.is_empty() || i.len() > 64 || !i.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(Error::Invalid {
+                field: "instance",
+                problem: "give 1 to 64 visible ASCII characters".to_owned(),
+            });
+        }
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
+            let now = us(self.now_in(&mut tx).await?);
             let w = worker_in(&mut tx, id).await?;
             let refusal = match self.build() {
                 Some(server) if *server != a.build => Some(Error::WrongVersion {
@@ -188,6 +215,22 @@ impl Store {
                 }),
                 _ => None,
             };
+            if let Some(instance) = &a.instance {
+                // A new process of this worker: whatever another process of it held is
+                // dead (one process per worker token), so it ends now, not charged.
+                tx.execute(
+                    "UPDATE workers SET instance = $2 WHERE id = $1",
+                    args![id, instance],
+                )
+                .await?;
+                crate::queue::end_running(
+                    &mut tx,
+                    &self.policy,
+                    crate::queue::Ending::Superseded(id, instance.clone()),
+                    now,
+                )
+                .await?;
+            }
             tx.execute(
                 "UPDATE workers SET judge_version = $2, runtime_lock = $3, slots = $4, \
                  host = $5, announced_at = $6, last_seen_at = $6, \

@@ -135,7 +135,41 @@ pub(crate) async fn call_from(
             };
         }
     };
-    let r = forward(web, req).await;
+    answer_of(forward(web, req).await).await
+}
+
+/// The upload form's call: the API's upload with the form's own `Idempotency-Key`, so
+/// that a form sent twice (a double click, a browser's retry) makes one submission.
+pub(crate) async fn upload(
+    web: &Web,
+    path: &str,
+    token: &str,
+    key: Option<&str>,
+    body: Body,
+) -> Answer {
+    let mut b = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/octet-stream");
+    if let Some(k) = key {
+        b = b.header("idempotency-key", k);
+    }
+    match b.body(body) {
+        Ok(req) => answer_of(forward(web, req).await).await,
+        Err(e) => Answer {
+            retry_after: None,
+            status: StatusCode::BAD_REQUEST,
+            body: Bytes::from(
+                serde_json::json!({"error": {"code": "bad_request", "message": e.to_string()}})
+                    .to_string(),
+            ),
+        },
+    }
+}
+
+/// The API's answer, read whole (up to [`ANSWER_CAP`]).
+async fn answer_of(r: axum::response::Response) -> Answer {
     let status = r.status();
     let retry_after = r
         .headers()

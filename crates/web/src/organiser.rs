@@ -180,7 +180,12 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                             @if let Some(r) = &w.refusal { br; span.muted { "refused " (time(r.at)) ": " (r.message) } }
                         }
                         td { (w.running_attempts) @if let Some(n) = w.slots { " of " (n) " slots" } }
-                        td { (w.recent_errors) " · " (w.error_streak) }
+                        td {
+                            (w.recent_errors) " · " (w.error_streak)
+                            @if workers.error_limit > 0 && word(&w.state) == "enabled" && w.error_streak >= workers.error_limit {
+                                br; strong.alert role="alert" { "at the limit, kept enabled: no other worker takes jobs" }
+                            }
+                        }
                         td {
                             @for (action, label, allowed) in [
                                 ("drain", "Drain", word(&w.state) == "enabled"),

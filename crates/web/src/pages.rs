@@ -874,6 +874,9 @@ fn submit_body(ctx: &Ctx, v: &SubmitView) -> Markup {
             }
             form #upload.stack method="post" action={(base) "/submit"} enctype="multipart/form-data" {
                 (csrf(ctx))
+                // New with every page: the form sent twice (a double click, a retry
+                // after a lost answer) is one submission (docs/service.md, "Uploads").
+                input type="hidden" name="idempotency_key" value=(uuid::Uuid::now_v7());
                 label for="phase" { "Phase" }
                 select #phase name="phase" {
                     @for p in &v.open { option value=(p.name) { (p.name) " (closes " (p.team_closes.unwrap_or(p.closes).format("%Y-%m-%d %H:%M UTC")) @if p.team_closes.is_some() { " for your team" } ")" } }
@@ -1046,6 +1049,7 @@ pub(crate) async fn submit(
     let mut csrf_ok = false;
     let mut phase: Option<String> = None;
     let mut method: Option<String> = None;
+    let mut key: Option<String> = None;
     let mut answer = None;
     let mut fields = 0;
     while let Some(mut field) = form
@@ -1108,12 +1112,11 @@ pub(crate) async fn submit(
                 }
                 drop(tx);
             };
-            let call = api::call(
+            let call = api::upload(
                 &web,
-                Method::POST,
                 &path,
-                Some(&token),
-                Some("application/octet-stream"),
+                &token,
+                key.as_deref().filter(|k| !k.is_empty()),
                 Body::from_stream(stream),
             );
             let ((), a) = tokio::join!(pump, call);
@@ -1128,6 +1131,7 @@ pub(crate) async fn submit(
             }
             "phase" => phase = Some(value),
             "method" => method = Some(value),
+            "idempotency_key" => key = Some(value),
             _ => {}
         }
     }

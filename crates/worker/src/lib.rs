@@ -164,6 +164,7 @@ pub fn announcement(slots: usize) -> store::Announcement {
         build: this_build(),
         slots: u32::try_from(slots).ok(),
         host,
+        instance: None,
     }
 }
 

@@ -109,6 +109,21 @@ pub(crate) async fn metrics(
         let n = workers.iter().filter(|w| w.worker.state == *state).count();
         let _ = writeln!(out, "physiojudge_workers{{state=\"{state}\"}} {n}");
     }
+    // Workers kept enabled though their errors in a row reached the limit: the last
+    // ones taking jobs, which the store never disables automatically. Nonzero: look.
+    let limit = app.store.policy().worker_error_limit;
+    let alerts = workers
+        .iter()
+        .filter(|w| {
+            limit > 0 && w.worker.state == store::WorkerState::Enabled && w.error_streak >= limit
+        })
+        .count();
+    let _ = writeln!(
+        out,
+        "# HELP physiojudge_worker_alerts Enabled workers whose errors in a row reached the \
+         limit, kept because no other worker takes jobs (look at them).\n\
+         # TYPE physiojudge_worker_alerts gauge\nphysiojudge_worker_alerts {alerts}"
+    );
     app.metrics.render(&mut out);
     Ok((
         [(

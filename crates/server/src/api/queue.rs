@@ -127,6 +127,11 @@ pub(crate) async fn announce(
     JsonBody(a): JsonBody<Announcement>,
 ) -> Result<Json<Announced>, ApiError> {
     let w = app.store.announce_worker(worker.id, &a).await?;
+    if a.instance.is_some() {
+        // A new process of the worker may have ended its predecessor's attempts, which
+        // are queued again: ring for them.
+        app.config.queued();
+    }
     Ok(Json(Announced {
         worker: w.id,
         name: w.name,
@@ -155,7 +160,7 @@ pub(crate) async fn take(
 ) -> Result<Response, ApiError> {
     let queue = queue(&app)?;
     let d = queue.dispatcher_announced(worker.id, t.challenges);
-    match d.take(std::time::Duration::ZERO).await.map_err(refused)? {
+    match d.take_once(t.take.as_deref()).await.map_err(refused)? {
         Some(a) => Ok(Json::<Assignment>(a).into_response()),
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }

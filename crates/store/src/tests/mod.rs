@@ -7,6 +7,8 @@ use chrono::Duration;
 use crate::testing::TestStore;
 use crate::*;
 
+mod clocks;
+mod idempotency;
 mod leaderboard;
 mod names;
 mod queue;

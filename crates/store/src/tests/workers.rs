@@ -165,6 +165,7 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
         build: build("0.1.0"),
         slots: Some(4),
         host: Some("gpu-7".into()),
+        instance: None,
     };
     let e = store.announce_worker(f.worker.id, &old).await.unwrap_err();
     let text = e.to_string();
@@ -201,7 +202,8 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
                 &Announcement {
                     build: lock,
                     slots: None,
-                    host: None
+                    host: None,
+                    instance: None,
                 }
             )
             .await,
@@ -212,6 +214,7 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
         build: build("0.2.0"),
         slots: Some(4),
         host: Some("gpu-7".into()),
+        instance: None,
     };
     let w = store.announce_worker(f.worker.id, &right).await.unwrap();
     assert_eq!(w.refusal, None);
@@ -227,6 +230,10 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
     assert_eq!(t.build(), None);
 }
 
+fn status_of(list: Vec<WorkerStatus>, w: WorkerId) -> WorkerStatus {
+    list.into_iter().find(|s| s.worker.id == w).unwrap()
+}
+
 async fn repeated_errors_of_its_own_disable_a_worker(t: &TestStore) {
     let f = fixture(t, Quota::default(), Rule::Best).await;
     let store = t.store.clone().with_policy(Policy {
@@ -237,6 +244,9 @@ async fn repeated_errors_of_its_own_disable_a_worker(t: &TestStore) {
     let team = team(t, &f, "a").await;
     t.submit(&entry(&team, &f, 1)).await.unwrap();
     let w = f.worker.id;
+    // Another worker takes jobs (seen asking, for no challenge): w is not the last.
+    let (steady, _) = t.create_worker("steady").await.unwrap();
+    store.take_job(steady.id, LEASE, Some(&[])).await.unwrap();
     let take = || async { store.take_job(w, LEASE, None).await.unwrap().unwrap() };
     // error, error, failed (the entry's: the streak ends), error, error: enabled.
     for report in [judge_error(), judge_error(), failed()] {
@@ -287,6 +297,28 @@ async fn repeated_errors_of_its_own_disable_a_worker(t: &TestStore) {
         store.take_job(w, LEASE, None).await,
         Err(Error::WorkerDisabled(_))
     ));
+    // The other worker's errors in a row now would disable the last worker taking jobs:
+    // it is kept enabled, its streak at the limit (the alert organisers see).
+    store.enable_worker(w, None, "a look").await.unwrap();
+    store.disable_worker(w, None, "for the test").await.unwrap();
+    t.clock.advance(Duration::seconds(1));
+    t.submit(&entry(&team, &f, 3)).await.unwrap();
+    for _ in 0..4 {
+        let j = store
+            .take_job(steady.id, LEASE, None)
+            .await
+            .unwrap()
+            .unwrap();
+        store
+            .report(steady.id, j.attempt, &judge_error())
+            .await
+            .unwrap();
+    }
+    let last = status_of(store.worker_statuses().await.unwrap(), steady.id);
+    assert_eq!(
+        (last.worker.state, last.error_streak),
+        (WorkerState::Enabled, 4)
+    );
     // Enabled again, its streak starts from nothing: one more error does not disable.
     store
         .enable_worker(w, None, "fixed the disk")
