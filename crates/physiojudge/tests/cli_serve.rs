@@ -99,3 +99,69 @@ fn admin_makes_the_first_organiser_and_serve_accepts_its_token() {
     let (status, _) = get(&addr, "/api/v1/users/me", "pj_wrong");
     assert!(status.contains(" 401 "), "{status}");
 }
+
+/// `serve` raises its soft limit on open files to the hard limit at start, and logs it:
+/// started (as systemd would) with a low soft limit, the running process's limits show
+/// the soft limit equal to the hard one. `prlimit` (util-linux) sets the soft limit
+/// and then becomes `serve` (exec), so its pid is the server's.
+#[test]
+fn serve_raises_its_open_files_limit() {
+    use nix::sys::resource::{Resource, getrlimit};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    // Below the hard limit, so that raising it shows; 256 unless the hard one is lower.
+    let low = 256.min(hard / 2);
+    assert!(low >= 32, "hard limit {hard} too low for this test");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let tmp = env!("CARGO_TARGET_TMPDIR");
+    let child = std::process::Command::new("prlimit")
+        .arg(format!("--nofile={low}:"))
+        .arg(env!("CARGO_BIN_EXE_physiojudge"))
+        .args(["serve", "--state"])
+        .arg(&state)
+        .args(["--listen", "127.0.0.1:0", "--workers", "0"])
+        .env(
+            "XDG_DATA_HOME",
+            std::path::Path::new(tmp).join("xdg-data-home"),
+        )
+        .env(
+            "PHYSIOJUDGE_RUNTIME_DIR",
+            std::path::Path::new(tmp).join("runtime"),
+        )
+        .env("PHYSIOJUDGE_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let mut first = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("http://"), "serve did not start: {first:?}");
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.0.id())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap_or_else(|| panic!("no open files line in {limits}"));
+    let numbers: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers, [hard, hard], "{line}");
+
+    let _ = child.0.kill();
+    let _ = child.0.wait();
+    let mut log = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(
+        log.contains(&format!("soft limit raised from {low} to {hard}")),
+        "{log}"
+    );
+}

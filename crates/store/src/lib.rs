@@ -56,6 +56,7 @@ mod error;
 mod leaderboard;
 pub mod manifest;
 mod model;
+mod password;
 mod publish;
 mod queue;
 mod rescore;

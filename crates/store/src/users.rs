@@ -1,8 +1,5 @@
 //! Users, workers and API tokens.
 
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHasher, PasswordVerifier, phc::PasswordHash};
-
 use crate::db::{Row, args};
 use crate::manifest::{hex, sha256_hex};
 use crate::{
@@ -195,18 +192,19 @@ pub(crate) fn nonempty(field: &'static str, s: &str) -> Result<(), Error> {
 /// `permits` hashes run at once; the others queue in arrival order for at most `wait`,
 /// then give up with [`Error::Busy`] (the server answers 503 with `Retry-After`).
 ///
-/// The hashes run on `permits` threads of their own, not tokio's blocking pool: the
-/// allocator keeps a freed 19 MiB block in the arena of the thread that used it, so
-/// hashes spread over the pool's many threads would keep that much per thread (seen:
-/// ~290 MB after 64 sign-ins on two CPUs); on a few threads of their own they keep it
-/// per hashing thread only.
+/// The hashes run on `permits` threads of their own, not tokio's blocking pool, and
+/// each thread keeps its argon2 memory ([`crate::password::Memory`]) from one hash to
+/// the next instead of allocating and freeing 19 MiB each time: glibc kept freed
+/// blocks in the heaps of the threads that used them (seen: ~290 MB after 64 sign-ins
+/// on the blocking pool, ~190 MB on two threads of their own), while blocks allocated
+/// once per thread bound hashing memory to `permits` × 19 MiB.
 pub(crate) struct Hashing {
     permits: tokio::sync::Semaphore,
     wait: std::time::Duration,
     jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
 }
 
-type Job = Box<dyn FnOnce() + Send>;
+type Job = Box<dyn FnOnce(&mut crate::password::Memory) + Send>;
 
 impl std::fmt::Debug for Hashing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -228,6 +226,7 @@ impl Hashing {
             let _ = std::thread::Builder::new()
                 .name("password-hash".into())
                 .spawn(move || {
+                    let mut memory = crate::password::Memory::default();
                     loop {
                         let job = match rx.lock() {
                             Ok(r) => r.recv(),
@@ -235,7 +234,7 @@ impl Hashing {
                         };
                         // The store (the sender) is gone: so is the thread.
                         let Ok(job) = job else { return };
-                        job();
+                        job(&mut memory);
                     }
                 });
         }
@@ -254,7 +253,7 @@ impl Hashing {
     /// Runs `f` (a hash or a check) on a hashing thread once a permit is free.
     async fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+        f: impl FnOnce(&mut crate::password::Memory) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         let busy = || Error::Busy {
             retry_after: self.wait.as_secs().max(1),
@@ -265,8 +264,8 @@ impl Hashing {
             Ok(Err(_)) | Err(_) => return Err(busy()),
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move || {
-            let _ = tx.send(f());
+        let job: Job = Box::new(move |memory| {
+            let _ = tx.send(f(memory));
         });
         let sent = self
             .jobs
@@ -287,12 +286,7 @@ impl Hashing {
 impl Store {
     async fn hash_password(&self, password: String) -> Result<String, Error> {
         self.hashing
-            .run(move || {
-                Argon2::default()
-                    .hash_password(password.as_bytes())
-                    .map(|h| h.to_string())
-                    .map_err(|e| Error::Password(e.to_string()))
-            })
+            .run(move |memory| crate::password::hash(memory, password.as_bytes()))
             .await
     }
 }
@@ -417,13 +411,7 @@ impl Store {
         let password = password.to_owned();
         let ok = self
             .hashing
-            .run(move || {
-                let parsed = PasswordHash::new(&stored)
-                    .map_err(|e| Error::Corrupt(format!("stored password hash: {e}")))?;
-                Ok(Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok())
-            })
+            .run(move |memory| crate::password::verify(memory, password.as_bytes(), &stored))
             .await?;
         if ok {
             user_from(&row)

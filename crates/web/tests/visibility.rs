@@ -1,9 +1,11 @@
 //! The one visibility rule (`judge::visibility::sight`) against every view drawn from a
 //! phase's figures, as served: the API's leaderboards (live, final, published: rows and
 //! ranks), the leaderboard pages with their plot of the best score over time (line,
-//! axis, caption, `aria-label`), and a team's own submission. A phase that hides exam
-//! scores draws none of them on any public view, before or after it closes, until it
-//! is published; public ranks come from the figure as shown.
+//! axis, caption, `aria-label`), a team's own submission (the API's record, its page,
+//! its event stream from the API and the site), the organisers' results CSV and
+//! `/metrics`, on SQLite and PostgreSQL. A phase that hides exam scores draws none of
+//! them on any public view, before or after it closes, until it is published; public
+//! ranks come from the figure as shown.
 
 use std::time::Duration;
 
@@ -179,6 +181,16 @@ impl Site {
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
+    /// Any answer as text, with `token` as a bearer token (none: a visitor).
+    async fn text(&self, token: Option<&str>, path: &str) -> (u16, String) {
+        let mut r = self.http.get(format!("{}{path}", self.base));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let r = r.send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
     /// An API answer as `token`'s caller (none: a visitor).
     async fn api(&self, token: Option<&str>, path: &str) -> (u16, Value) {
         let mut r = self.http.get(format!("{}{path}", self.base));
@@ -278,8 +290,14 @@ enum Who {
 }
 
 /// One case: the phase's state and who asks; every view is checked against the rule.
-async fn views_follow_the_rule(show_exam: bool, closed: bool, published: bool, who: Who) {
-    let s = site(Backend::Sqlite, show_exam).await;
+async fn views_follow_the_rule(
+    backend: Backend,
+    show_exam: bool,
+    closed: bool,
+    published: bool,
+    who: Who,
+) {
+    let s = site(backend, show_exam).await;
     if published {
         s.t.publish(s.phase.id, None).await.unwrap();
     }
@@ -394,7 +412,77 @@ async fn views_follow_the_rule(show_exam: bool, closed: bool, published: bool, w
             if let Some(v) = shown {
                 assert_eq!(v, 0.731, "{case}");
             }
+            // Every other view of the submission: its page, and its event stream as
+            // the API and the site serve it (the submission is scored, so each stream
+            // sends its history and ends). None may carry more than the rule allows.
+            let id = &s.alpha_submission;
+            for (what, (status, body)) in [
+                ("page", s.page(token, &format!("/submissions/{id}")).await),
+                (
+                    "API stream",
+                    s.text(token, &format!("/api/v1/submissions/{id}/events"))
+                        .await,
+                ),
+                (
+                    "site stream",
+                    s.page(token, &format!("/submissions/{id}/events")).await,
+                ),
+            ] {
+                assert_eq!(status, 200, "{case}, {what}: {body}");
+                shows_no_more_than(sight, &body, &format!("{case}, {what}"));
+            }
         }
+    }
+    // The same views to anyone else: nothing of the submission at all.
+    if let Who::Visitor = who {
+        let id = &s.alpha_submission;
+        for path in [
+            format!("/submissions/{id}"),
+            format!("/api/v1/submissions/{id}/events"),
+            format!("/submissions/{id}/events"),
+        ] {
+            let (status, body) = s.page(token, &path).await;
+            assert_ne!(status, 200, "{case}, {path}: {body}");
+            assert!(!body.contains("0.73"), "{case}, {path}: {body}");
+        }
+    }
+    // The organisers' own views: the results CSV (every submission with its figures,
+    // exact) and `/metrics` (counts only). To anyone else they are refused and show no
+    // figure.
+    for (path, cookie) in [
+        ("/organiser/results.csv?challenge=cinc2017", true),
+        ("/metrics", false),
+    ] {
+        let (status, body) = if cookie {
+            s.page(token, path).await
+        } else {
+            s.text(token, path).await
+        };
+        match who {
+            Who::Organiser => {
+                assert_eq!(status, 200, "{case}, {path}: {body}");
+                if cookie {
+                    assert!(
+                        body.contains("0.7314") && body.contains("0.7306"),
+                        "{case}, {path}: {body}"
+                    );
+                }
+            }
+            Who::Team | Who::Visitor => {
+                assert_ne!(status, 200, "{case}, {path}: {body}");
+                assert!(!body.contains("0.73"), "{case}, {path}: {body}");
+            }
+        }
+    }
+}
+
+/// What a view drawn under `sight` may carry of Alpha's exam figure (0.7306, shown as
+/// 0.731): nothing when withheld, never the hidden digits when rounded.
+fn shows_no_more_than(sight: Sight, body: &str, case: &str) {
+    match sight {
+        Sight::Withheld { .. } => assert!(!body.contains("0.73"), "{case}: {body}"),
+        Sight::Rounded(_) => assert!(!body.contains("0.7306"), "{case}: {body}"),
+        Sight::Exact => {}
     }
 }
 
@@ -414,6 +502,22 @@ proptest! {
             .enable_all()
             .build()
             .unwrap()
-            .block_on(views_follow_the_rule(show_exam, closed, published, who));
+            .block_on(views_follow_the_rule(Backend::Sqlite, show_exam, closed, published, who));
+    }
+
+    /// The same on PostgreSQL (fewer cases: each makes a database of its own).
+    #[test]
+    fn every_view_follows_the_one_rule_on_postgres(
+        show_exam in any::<bool>(),
+        closed in any::<bool>(),
+        published in any::<bool>(),
+        who in prop_oneof![Just(Who::Organiser), Just(Who::Team), Just(Who::Visitor)],
+    ) {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(views_follow_the_rule(Backend::Postgres, show_exam, closed, published, who));
     }
 }
