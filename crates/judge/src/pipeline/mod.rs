@@ -171,6 +171,12 @@ struct Evaluator<'a, 'p> {
     /// The runtime the entry runs on: the evaluation's default until prep chooses.
     runtime: runtime::Runtime,
     runtime_choice: Option<crate::result::RuntimeChoice>,
+    /// The Debian packages `dependencies.txt` names (line, name), read in prep.
+    debian: Vec<(usize, String)>,
+    /// The entry's own system (its runtime's with its Debian packages), when it has
+    /// Debian packages: shown instead of the runtime's root.
+    system_root: Option<PathBuf>,
+    debian_report: Option<crate::pyenv::debian::DebianSystem>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -215,6 +221,9 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         asked: Vec::new(),
         runtime: ev.runtime.clone(),
         runtime_choice: None,
+        debian: Vec::new(),
+        system_root: None,
+        debian_report: None,
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -488,7 +497,10 @@ impl Evaluator<'_, '_> {
             writable: true,
         }];
         cfg.binds.extend(self.runtime.binds());
-        cfg.system_root = self.runtime.system_root();
+        cfg.system_root = self
+            .system_root
+            .clone()
+            .or_else(|| self.runtime.system_root());
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {

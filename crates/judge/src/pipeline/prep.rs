@@ -105,6 +105,7 @@ impl Evaluator<'_, '_> {
             }
             self.dockerfile(log, &mut problems)?;
         }
+        self.driver.needs(self, log, &mut problems);
         if problems.is_empty()
             && let Some(reason) = self.choose_runtime(log)?
         {
@@ -126,6 +127,9 @@ impl Evaluator<'_, '_> {
                 log.line(p);
             }
             return fail(Reason::Requirements { problems });
+        }
+        if let Some(reason) = self.debian_system(log)? {
+            return fail(reason);
         }
         if let Some(reason) = self.environment(log)? {
             return fail(reason);
@@ -394,6 +398,37 @@ impl Evaluator<'_, '_> {
         for n in &notes {
             log.line(n);
         }
+        // Debian packages go into a release's root file system; the default runtime
+        // shows the host's, into which the judge installs nothing.
+        let (candidates, hosts): (Vec<_>, Vec<_>) = candidates
+            .into_iter()
+            .partition(|o| self.debian.is_empty() || o.release.is_some());
+        if !hosts.is_empty() {
+            log.line(&format!(
+                "runtime default: skipped, dependencies.txt names Debian packages ({}), which \
+                 the judge installs only on a Debian release runtime",
+                self.debian
+                    .iter()
+                    .map(|(_, n)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            if candidates.is_empty() {
+                return refuse(
+                    vec![format!(
+                        "dependencies.txt names Debian packages ({}), which the judge installs \
+                         only on a Debian release runtime (bullseye, bookworm, trixie), and this \
+                         challenge allows only the default runtime",
+                        self.debian
+                            .iter()
+                            .map(|(l, n)| format!("line {l}: {n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )],
+                    log,
+                );
+            }
+        }
         let pins: Vec<pyenv::Requirement> = self
             .wanted
             .iter()
@@ -499,12 +534,54 @@ impl Evaluator<'_, '_> {
         Ok(None)
     }
 
+    /// Finds or builds the entry's own system when `dependencies.txt` names Debian
+    /// packages: its runtime's release with them unpacked (docs/runtimes.md, "Debian
+    /// packages"). `Some`: refused.
+    fn debian_system(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
+        if self.debian.is_empty() {
+            return Ok(None);
+        }
+        let scratch = self.work.join("debian");
+        let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
+        let mut said = Vec::new();
+        let made = pyenv::debian::prepare(
+            self.ev.envs,
+            &self.runtime,
+            "dependencies.txt",
+            &self.debian,
+            &scratch,
+            stop.as_deref(),
+            &mut |l| said.push(l.to_string()),
+        );
+        for l in &said {
+            log.line(l);
+        }
+        match made {
+            Ok(None) => Ok(None),
+            Ok(Some(system)) => {
+                self.system_root = Some(system.root.clone());
+                self.debian_report = Some(system);
+                Ok(None)
+            }
+            Err(EnvError::Refused(problems)) => {
+                let problems = capped(problems);
+                for p in &problems {
+                    log.line(p);
+                }
+                Ok(Some(Reason::Requirements { problems }))
+            }
+            Err(EnvError::Judge(_)) if self.cancelled() => Ok(Some(Reason::Stopped)),
+            Err(EnvError::Judge(message)) => Err(JudgeError::Packages { message }),
+        }
+    }
+
     /// Resolves what the entry asked for beyond the runtime and finds or builds its
     /// environment (docs/judge.md, "Entries' own packages"). `Some`: refused.
     fn environment(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
         let reqs = std::mem::take(&mut self.wanted);
         self.asked = reqs.clone();
         if reqs.is_empty() {
+            self.report_environment(None);
             return Ok(None);
         }
         let settings = self.ev.envs;
@@ -524,7 +601,10 @@ impl Evaluator<'_, '_> {
             log.line(l);
         }
         let r = match resolved {
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                self.report_environment(None);
+                return Ok(None);
+            }
             Ok(Some(r)) => r,
             Err(EnvError::Refused(problems)) => {
                 let problems = capped(problems);
@@ -558,12 +638,35 @@ impl Evaluator<'_, '_> {
             return Ok(Some(reason));
         }
         self.env_site = Some(dir.join("site"));
-        self.environment = Some(Box::new(EnvironmentReport {
+        self.report_environment(Some(EnvironmentReport {
             key: r.key.clone(),
             packages: r.packages.clone(),
             cached,
+            debian: Vec::new(),
         }));
         Ok(None)
+    }
+
+    /// `result.json`'s `environment`: the Python packages' (`python`) and the Debian
+    /// system's, when there are any.
+    fn report_environment(&mut self, python: Option<EnvironmentReport>) {
+        let debian = self.debian_report.take();
+        self.environment = match (python, debian) {
+            (None, None) => None,
+            (Some(p), None) => Some(Box::new(p)),
+            (None, Some(d)) => Some(Box::new(EnvironmentReport {
+                key: d.key,
+                packages: Vec::new(),
+                cached: d.cached,
+                debian: d.packages,
+            })),
+            (Some(p), Some(d)) => Some(Box::new(EnvironmentReport {
+                key: format!("{}+{}", p.key, d.key),
+                packages: p.packages,
+                cached: p.cached && d.cached,
+                debian: d.packages,
+            })),
+        };
     }
 
     /// Installs `r`'s wheels into `dir` with the runtime's pip, in the sandbox: no

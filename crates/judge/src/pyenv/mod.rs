@@ -17,6 +17,7 @@
 //! Not here: the sandbox run of the install, or what an entry sees (the pipeline).
 
 mod advice;
+pub mod debian;
 pub mod dockerfile;
 pub mod imports;
 pub mod meaning;
@@ -88,12 +89,17 @@ pub struct Package {
 /// What ran besides the runtime: `result.json`'s `environment`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvironmentReport {
-    /// The environment's cache key (the hash of the resolved set and the runtime).
+    /// The environment's cache key (the hash of the resolved set and the runtime): of
+    /// the Python packages, else of the Debian ones; `PYTHON+DEBIAN` when both.
     pub key: String,
     /// What was installed on top of the runtime, by name.
     pub packages: Vec<Package>,
     /// The environment was found in the cache (nothing was downloaded or installed).
     pub cached: bool,
+    /// The Debian packages of `dependencies.txt` and what they need, installed from the
+    /// runtime's release (docs/runtimes.md, "Debian packages").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debian: Vec<debian::DebianPackage>,
 }
 
 /// A resolved set ready to install (or installed already).
