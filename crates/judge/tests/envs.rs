@@ -546,6 +546,40 @@ fn dependencies_txt_installs_debian_packages() {
     );
 }
 
+/// Every era runtime runs an entry: our 2017 example, its `runtime.txt` naming the
+/// release, scores on it, and the interpreter its `setup.sh` runs is the release's own
+/// CPython (3.9.2, 3.11.2, 3.13.5), as `result.json` says.
+fn every_release_runs_an_entry() {
+    for (release, python, full) in [
+        (runtime::Release::Bullseye, "3.9", "Python 3.9.2"),
+        (runtime::Release::Bookworm, "3.11", "Python 3.11.2"),
+        (runtime::Release::Trixie, "3.13", "Python 3.13.5"),
+    ] {
+        if release_runtime(release).is_none() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let entry = tmp.path().join("entry");
+        cinc2017_entry(&entry);
+        write(&entry.join("runtime.txt"), &format!("{}\n", release.name()));
+        write(
+            &entry.join("setup.sh"),
+            "set -e\npython3 --version >&2\npython3 -c 'import numpy'\n",
+        );
+        let out = tmp.path().join("out");
+        let r = evaluate("cinc2017", &entry, &out);
+        let prep = read(&out.join("logs/prep.log"));
+        assert_eq!(r.verdict, EntryVerdict::Scored, "{release}: {r:?}\n{prep}");
+        let choice = r.runtime.as_ref().unwrap();
+        assert_eq!(
+            (choice.name.as_str(), choice.python.as_str()),
+            (release.name(), python),
+            "{r:?}"
+        );
+        assert!(prep.contains(full), "{release}: {prep}");
+    }
+}
+
 /// Lines read as people meant them: a standard-library module, an import name and a
 /// system package in `requirements.txt`, and `python-dev` / a known module's `-lib`
 /// package in `dependencies.txt`, each a warning with its file and line; a missing
@@ -858,7 +892,7 @@ fn bench_environments() {
 
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         (
             "lines_are_read_as_meant_and_authors_is_optional",
             lines_are_read_as_meant_and_authors_is_optional,
@@ -892,6 +926,7 @@ fn main() -> ExitCode {
             "dependencies_txt_installs_debian_packages",
             dependencies_txt_installs_debian_packages,
         ),
+        ("every_release_runs_an_entry", every_release_runs_an_entry),
         (
             "a_run_like_the_install_has_no_network",
             a_run_like_the_install_has_no_network,

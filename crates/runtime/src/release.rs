@@ -283,6 +283,9 @@ pub fn setup_release(
             ])
             .args(["--no-index", "--find-links", "/tmp/wheels"])
             .args(["--require-hashes", "--no-deps", "--only-binary", ":all:"])
+            // Into /usr/local beside Debian's own copies, never in place of them: trixie's
+            // pip is Debian's, without the RECORD pip would need to remove it.
+            .arg("--ignore-installed")
             .args(["-r", "/runtime/requirements.lock"])
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
