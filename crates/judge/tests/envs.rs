@@ -831,11 +831,15 @@ fn bench_environments() {
         bench_judge.evaluate(&request, &mut ()).unwrap()
     };
     for (name, set) in [
-        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
         (
-            "scikit-learn pin (scikit-learn==1.5.2)",
-            "scikit-learn==1.5.2\n",
+            "numpy/scikit-learn (numpy==1.26.4, scikit-learn==1.4.2)",
+            "numpy==1.26.4\nscikit-learn==1.4.2\n",
         ),
+        (
+            "the same and peakutils (a second set sharing the heavy files)",
+            "numpy==1.26.4\nscikit-learn==1.4.2\npeakutils\n",
+        ),
+        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
         ("peakutils", "peakutils\n"),
     ] {
         let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
@@ -872,9 +876,15 @@ fn bench_environments() {
                 .success();
         assert!(ok);
         let venv_s = t.elapsed().as_secs_f64();
+        let prep = read(&tmp.path().join(format!("{slug}-1/logs/prep.log")));
+        let store = prep
+            .lines()
+            .find(|l| l.contains("content store:"))
+            .unwrap_or_default()
+            .to_string();
         println!(
             "  {name}: prep first {:.1} s, cached {:.1} s; venv + pip install {:.1} s; \
-             environment {}",
+             environment {}\n    {store}",
             stage_time(&first, Stage::Prep),
             stage_time(&again, Stage::Prep),
             venv_s,

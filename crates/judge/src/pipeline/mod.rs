@@ -97,6 +97,10 @@ pub struct Evaluation<'a> {
     /// Set by the caller to stop the evaluation (checked between records and stages,
     /// and by the sandbox while a run goes on).
     pub cancel: Option<CancelToken>,
+    /// Build the entry's environment only (`physiojudge env seed`): prep reads what the
+    /// entry asks for, chooses its runtime and builds its Python environment and Debian
+    /// system into the cache; no required file is checked, no data read, nothing run.
+    pub seed: bool,
 }
 
 fn io(path: &Path, e: std::io::Error) -> JudgeError {
@@ -281,6 +285,16 @@ impl Evaluator<'_, '_> {
     /// Every stage in turn, and the result (not yet written).
     fn all_stages(&mut self) -> Result<EvalResult, JudgeError> {
         let (ev, c) = (self.ev, self.c);
+        if ev.seed {
+            mkdir(&self.entry)?;
+            self.dry_run = true;
+            self.prep()?;
+            return self.result(
+                Err("seeding: only the entry's environment is built"),
+                None,
+                None,
+            );
+        }
         let dataset = Dataset::open(c.layout, ev.data)?;
         let splits = dataset.split(&c.split, &c.id)?;
         self.split = SplitSizes {
@@ -312,6 +326,18 @@ impl Evaluator<'_, '_> {
             let exam = self.exam(&splits.exam)?;
             exam_score = self.score_stage(exam)?;
         }
+        self.result(train, quiz_score, exam_score)
+    }
+
+    /// The result once the stages ran: every stage in order, those not reached saying
+    /// why (`train`: why there was no train stage, if there was none).
+    fn result(
+        &mut self,
+        train: Result<Vec<String>, &'static str>,
+        quiz_score: Option<ScoreSummary>,
+        exam_score: Option<ScoreSummary>,
+    ) -> Result<EvalResult, JudgeError> {
+        let (ev, c) = (self.ev, self.c);
         // Every stage appears in the result, in order: those not reached say why.
         let failed = self
             .stages

@@ -23,6 +23,7 @@ pub mod imports;
 pub mod meaning;
 pub mod parse;
 pub mod pyc;
+pub mod store;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
