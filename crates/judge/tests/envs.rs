@@ -548,7 +548,8 @@ fn dependencies_txt_installs_debian_packages() {
 
 /// Every era runtime runs an entry: our 2017 example, its `runtime.txt` naming the
 /// release, scores on it, and the interpreter its `setup.sh` runs is the release's own
-/// CPython (3.9.2, 3.11.2, 3.13.5), as `result.json` says.
+/// CPython (3.9.2, 3.11.2, 3.13.5), as `result.json` says. A CPSC entry on bullseye has
+/// its requirement lines read with CPython 3.9's standard library.
 fn every_release_runs_an_entry() {
     for (release, python, full) in [
         (runtime::Release::Bullseye, "3.9", "Python 3.9.2"),
@@ -578,6 +579,30 @@ fn every_release_runs_an_entry() {
         );
         assert!(prep.contains(full), "{release}: {prep}");
     }
+    // Requirement lines are read with the chosen runtime's standard library: on
+    // bullseye, asynchat (gone from CPython 3.12) is still one of its modules.
+    if release_runtime(runtime::Release::Bullseye).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("cpsc");
+    cpsc_entry(&entry, "json\nasynchat\nsklearn\n", "");
+    write(&entry.join("runtime.txt"), "bullseye\n");
+    let out = tmp.path().join("cpsc-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    assert_eq!(
+        r.warnings,
+        [
+            "requirements.txt: line 1: json is part of Python's standard library (CPython \
+             3.9): ignored",
+            "requirements.txt: line 2: asynchat is part of Python's standard library (CPython \
+             3.9): ignored",
+            "requirements.txt: line 3: sklearn is read as scikit-learn (sklearn is \
+             scikit-learn's import name)",
+        ]
+    );
 }
 
 /// Lines read as people meant them: a standard-library module, an import name and a

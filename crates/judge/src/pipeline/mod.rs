@@ -181,6 +181,9 @@ struct Evaluator<'a, 'p> {
     /// Debian packages: shown instead of the runtime's root.
     system_root: Option<PathBuf>,
     debian_report: Option<crate::pyenv::debian::DebianSystem>,
+    /// Requirement lines read before the runtime was chosen, to read again with its
+    /// standard library: (file, lines, where their warnings go in `warnings`).
+    unread: Vec<(String, Vec<crate::pyenv::Requirement>, usize)>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -228,6 +231,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         debian: Vec::new(),
         system_root: None,
         debian_report: None,
+        unread: Vec::new(),
     };
     let outcome = run.all_stages();
     let result = match outcome {

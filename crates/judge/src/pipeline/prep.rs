@@ -88,21 +88,8 @@ impl Evaluator<'_, '_> {
             if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
                 match parse_requirements(req, &String::from_utf8_lossy(&bytes)) {
                     Ok(r) => {
-                        let python = self.ev.runtime.dir().join("bin/python");
-                        let stdlib = meaning::stdlib_names(&python)
-                            .map_err(|message| JudgeError::Packages { message })?;
-                        let (major, minor) = runtime::PYTHON_VERSION;
-                        let read = meaning::read_as_meant(
-                            req,
-                            r,
-                            &stdlib,
-                            &format!("CPython {major}.{minor}"),
-                        );
-                        for w in &read.warnings {
-                            log.line(w);
-                        }
-                        self.warnings.extend(read.warnings);
-                        self.wanted.extend(read.kept);
+                        let kept = self.read_for_now(req, r);
+                        self.wanted.extend(kept);
                     }
                     Err(p) => problems.extend(p),
                 }
@@ -115,6 +102,7 @@ impl Evaluator<'_, '_> {
         {
             return fail(reason);
         }
+        self.read_as_meant(log)?;
         // Compiled files Python would load in place of source must suit its version.
         problems.extend(pyc::check_tree(
             &self.entry,
@@ -308,21 +296,7 @@ impl Evaluator<'_, '_> {
         if read.reqs.is_empty() {
             return Ok(());
         }
-        let python = self.ev.runtime.dir().join("bin/python");
-        let stdlib =
-            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
-        let (major, minor) = runtime::PYTHON_VERSION;
-        let meant = meaning::read_as_meant(
-            "Dockerfile",
-            read.reqs,
-            &stdlib,
-            &format!("CPython {major}.{minor}"),
-        );
-        for w in &meant.warnings {
-            log.line(w);
-        }
-        self.warnings.extend(meant.warnings);
-        for r in meant.kept {
+        for r in self.read_for_now("Dockerfile", read.reqs) {
             let n = runtime::normalise(&r.name);
             if self.wanted.iter().any(|w| runtime::normalise(&w.name) == n) {
                 log.line(&format!(
@@ -376,6 +350,48 @@ fn non_empty(path: &std::path::Path) -> bool {
 }
 
 impl Evaluator<'_, '_> {
+    /// Requirement lines of `file` read as meant for choosing the runtime: names turned
+    /// into their packages, but the standard library is the chosen runtime's, known only
+    /// once it is chosen; [`Self::read_as_meant`] reads them again then.
+    fn read_for_now(
+        &mut self,
+        file: &str,
+        reqs: Vec<pyenv::Requirement>,
+    ) -> Vec<pyenv::Requirement> {
+        let kept = meaning::read_as_meant(file, reqs.clone(), &Default::default(), "").kept;
+        self.unread
+            .push((file.to_string(), reqs, self.warnings.len()));
+        kept
+    }
+
+    /// The lines [`Self::read_for_now`] read, read with the chosen runtime's standard
+    /// library: its names are ignored with a warning naming that Python, and the
+    /// warnings take their place among the others.
+    fn read_as_meant(&mut self, log: &mut StageLog) -> Result<(), JudgeError> {
+        let unread = std::mem::take(&mut self.unread);
+        if unread.is_empty() {
+            return Ok(());
+        }
+        let python = self.runtime.dir().join("bin/python");
+        let stdlib =
+            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
+        let (major, minor) = self.runtime.python_version();
+        let name = format!("CPython {major}.{minor}");
+        for (file, reqs, at) in unread.into_iter().rev() {
+            let read = meaning::read_as_meant(&file, reqs, &stdlib, &name);
+            for w in &read.warnings {
+                log.line(w);
+            }
+            let at = at.min(self.warnings.len());
+            self.warnings.splice(at..at, read.warnings);
+        }
+        let std_norm: std::collections::BTreeSet<String> =
+            stdlib.iter().map(|n| runtime::normalise(n)).collect();
+        self.wanted
+            .retain(|r| !std_norm.contains(&runtime::normalise(&r.name)));
+        Ok(())
+    }
+
     /// Chooses the runtime (docs/runtimes.md): the organiser's list, narrowed by the
     /// entry's word, then the first whose Python has wheels for every pin. Requirement
     /// lines named `python` are taken out of what pip is asked for: they ask for a
@@ -733,7 +749,7 @@ impl Evaluator<'_, '_> {
                 format!(
                     "the environment is larger than this challenge's limit of {env_mb} MiB \
                      installed; use the runtime's packages ({}) where you can",
-                    pyenv::runtime_summary()
+                    pyenv::runtime_summary(self.runtime.lock())
                 )
             } else {
                 format!(

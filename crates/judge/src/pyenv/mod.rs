@@ -356,7 +356,15 @@ pub fn resolve(
         // Advice is printed only once pip resolved it, with the runtime, as a whole.
         if problems.iter().all(|p| !p.advice.is_empty()) {
             refused.push(advise(
-                settings, &python, &helper, reqs, &problems, scratch, stop, log,
+                settings,
+                &python,
+                &python_name(rt),
+                &helper,
+                reqs,
+                &problems,
+                scratch,
+                stop,
+                log,
             )?);
         }
         return Err(EnvError::Refused(refused));
@@ -418,7 +426,7 @@ pub fn resolve(
             "this challenge allows only the runtime's packages, and the requirements need \
              {} on top of them; the runtime has {}",
             named(&items),
-            runtime_summary()
+            runtime_summary(rt.lock())
         ));
     }
     if !refused.is_empty() {
@@ -471,6 +479,7 @@ pub fn resolve(
         }
     }
     let bulk = Bulk {
+        summary: runtime_summary(rt.lock()),
         items: &items,
         size_of: &size_of,
         requested: &requested,
@@ -522,8 +531,8 @@ struct Resolved {
 }
 
 /// The runtime's Python as messages name it.
-fn python_name() -> String {
-    let (major, minor) = runtime::PYTHON_VERSION;
+fn python_name(rt: &runtime::Runtime) -> String {
+    let (major, minor) = rt.python_version();
     format!("CPython {major}.{minor}")
 }
 
@@ -790,9 +799,11 @@ fn named(items: &[(Package, String)]) -> String {
     s.join(", ")
 }
 
-/// The runtime's main packages, for messages.
-pub fn runtime_summary() -> String {
-    let lock = runtime::Lock::embedded();
+/// The main packages of the runtime whose lock is `lock`, for messages.
+pub fn runtime_summary(lock: &str) -> String {
+    let Ok(lock) = runtime::Lock::parse(lock) else {
+        return "its locked packages".into();
+    };
     [
         "numpy",
         "scipy",
