@@ -731,6 +731,11 @@ impl Evaluator<'_, '_> {
         cfg.binds.push(ro(&wheels, "/wheels"));
         cfg.binds.push(super::rw(&build, "/out"));
         cfg.env.retain(|(k, _)| k != "PYTHONPATH");
+        // pip compiles each module; with a fixed SOURCE_DATE_EPOCH Python writes
+        // hash-checked .pyc files rather than ones stamped with the install's time, so the
+        // same module installed for two sets is the same file, shared by the store.
+        cfg.env
+            .push(("SOURCE_DATE_EPOCH".into(), "315532800".into()));
         let run = sandbox::run(&cfg);
         log.run(
             "installing the environment (pip, in the sandbox, no network)",
