@@ -713,13 +713,24 @@ impl Evaluator<'_, '_> {
         let mut script = String::from(
             "set -e\n/runtime/bin/python -I -m pip install --quiet --no-index --no-deps \
              --no-cache-dir --disable-pip-version-check --no-input \
-             --no-warn-script-location --target /tmp/site",
+             --no-warn-script-location --no-compile --target /tmp/site",
         );
         for w in &r.wheels {
             // `<sha256>/<file name>`, both checked to be plain by the resolver.
             let rel = w.strip_prefix(&wheels).unwrap_or(w);
             script.push_str(&format!(" '/wheels/{}'", rel.display()));
         }
+        // The modules compiled the same way every time, so that the same module
+        // installed for two sets is the same file, shared by the content store:
+        // hash-checked .pyc files (no install time in them) and a fixed hash seed (the
+        // order of the constant sets in them). `-E`/`-I` would ignore the seed, so the
+        // environment is emptied instead; run from `/`, whose names are no modules.
+        // pip ignores modules that do not compile (a package's Python 2 test data), and
+        // so does this.
+        script.push_str(
+            "\ncd / && env -i PYTHONHASHSEED=0 /runtime/bin/python -s -m compileall -q -q \
+             --invalidation-mode checked-hash /tmp/site || true",
+        );
         script.push_str("\ncp -a /tmp/site /out/site\n");
         let mut cfg = self.sandbox_config(
             &["/bin/sh", "-c", &script],
@@ -731,11 +742,6 @@ impl Evaluator<'_, '_> {
         cfg.binds.push(ro(&wheels, "/wheels"));
         cfg.binds.push(super::rw(&build, "/out"));
         cfg.env.retain(|(k, _)| k != "PYTHONPATH");
-        // pip compiles each module; with a fixed SOURCE_DATE_EPOCH Python writes
-        // hash-checked .pyc files rather than ones stamped with the install's time, so the
-        // same module installed for two sets is the same file, shared by the store.
-        cfg.env
-            .push(("SOURCE_DATE_EPOCH".into(), "315532800".into()));
         let run = sandbox::run(&cfg);
         log.run(
             "installing the environment (pip, in the sandbox, no network)",
