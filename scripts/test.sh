@@ -62,7 +62,7 @@ if ! command -v mmdebstrap >/dev/null; then
 fi
 export PHYSIOJUDGE_RUNTIMES_DIR="${PHYSIOJUDGE_RUNTIMES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/physiojudge/test-runtimes}"
 cargo build --locked -p physiojudge
-for release in bullseye; do
+for release in bullseye bookworm trixie; do
   "$root/target/debug/physiojudge" runtime setup --release "$release"
 done
 # The Octave runtime MATLAB-language entries run on (docs/matlab.md), cached alike.

@@ -214,6 +214,32 @@ impl Judge {
                 format_args!("the definition given is for {:?}", challenge.id),
             ));
         }
+        self.run(challenge, request, progress, false)
+    }
+
+    /// Builds into the cache the environment an entry of `request.challenge` that asks
+    /// for what `request.entry` asks for would get (its requirements file,
+    /// `dependencies.txt`, `runtime.txt`…), before the challenge opens: an organiser's
+    /// `physiojudge env seed`. The result's prep says what was built; no other stage
+    /// runs, and `request.data` is not read.
+    pub fn seed(
+        &self,
+        request: &Request,
+        progress: &mut dyn Progress,
+    ) -> Result<EvalResult, JudgeError> {
+        let challenge = self.challenge(request.challenge).ok_or_else(|| {
+            JudgeError::challenge(request.challenge, format_args!("unknown challenge"))
+        })?;
+        self.run(challenge, request, progress, true)
+    }
+
+    fn run(
+        &self,
+        challenge: &Challenge,
+        request: &Request,
+        progress: &mut dyn Progress,
+        seed: bool,
+    ) -> Result<EvalResult, JudgeError> {
         let slot = self.slots.take();
         let ev = Evaluation {
             challenge,
@@ -225,6 +251,7 @@ impl Judge {
             init: self.init.clone(),
             slot: slot.number,
             cancel: request.cancel.cloned(),
+            seed,
         };
         crate::pipeline::evaluate(&ev, progress)
     }

@@ -436,35 +436,173 @@ fn p300_compiled_entries_run_on_their_python_only() {
     );
 }
 
-/// 2017's `dependencies.txt`: Python packages as pip ones, anything else must be there.
-fn dependencies_txt_lines_are_checked() {
-    let tmp = tempfile::tempdir().unwrap();
-    let entry = tmp.path().join("deps");
+/// A release runtime, set up on this machine (scripts/test.sh builds them in
+/// `$PHYSIOJUDGE_RUNTIMES_DIR`); `None` skips, unless `PHYSIOJUDGE_REQUIRE_DATA=1`.
+fn release_runtime(release: runtime::Release) -> Option<runtime::Runtime> {
+    match runtime::Runtime::find(release) {
+        Ok(rt) => Some(rt),
+        Err(e) if std::env::var("PHYSIOJUDGE_REQUIRE_DATA").is_ok_and(|v| v == "1") => {
+            panic!("{e}, and PHYSIOJUDGE_REQUIRE_DATA=1 says the tests must run")
+        }
+        Err(e) => {
+            eprintln!("{e}: skipped");
+            None
+        }
+    }
+}
+
+/// Our 2017 example entry, copied to `dir`.
+fn cinc2017_entry(dir: &Path) {
     let status = Command::new("cp")
         .arg("-r")
         .arg(repo().join("entries/cinc2017"))
-        .arg(&entry)
+        .arg(dir)
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// 2017's `dependencies.txt`: a known module's package becomes its pip package, any
+/// other is installed from the runtime's Debian release. `jq` (a program and the
+/// library it loads, `libjq1`, and that library's `libonig5`) is installed on bullseye
+/// and used by `setup.sh` and every record's run, and the entry scores; the second
+/// evaluation finds the system in the cache. A name bullseye lacks is refused naming
+/// the release and the closest names, with its line.
+fn dependencies_txt_installs_debian_packages() {
+    if release_runtime(runtime::Release::Bullseye).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("deps");
+    cinc2017_entry(&entry);
+    write(&entry.join("runtime.txt"), "bullseye\n");
     write(
         &entry.join("dependencies.txt"),
-        "python3\npython3-numpy = 1:1.12.1-3\nbash\noctave-signal\n",
+        "python3\npython3-numpy = 1:1.12.1-3\njq\nbash\n",
     );
+    write(
+        &entry.join("setup.sh"),
+        "set -e\njq --version >&2\npython3 -c 'import numpy'\n",
+    );
+    // The label goes through jq: a record's run fails unless jq and its libraries load.
+    let next = read(&entry.join("next.sh")).replace(
+        "echo \"$RECORD,$LABEL\" >> answers.txt",
+        "jq -rn --arg r \"$RECORD\" --arg l \"$LABEL\" '\"\\($r),\\($l)\"' >> answers.txt",
+    );
+    assert!(next.contains("jq -rn"), "{next}");
+    write(&entry.join("next.sh"), &next);
     let out = tmp.path().join("deps-out");
     let r = evaluate("cinc2017", &entry, &out);
-    let p = prep_problems(&r);
-    assert_eq!(p.len(), 1, "{p:?}");
-    assert!(
-        p[0].contains("line 4") && p[0].contains("octave-signal") && p[0].contains("not installed"),
-        "{p:?}"
-    );
     let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    assert_eq!(r.runtime.as_ref().unwrap().name, "bullseye", "{r:?}");
+    let env = r.environment.as_ref().expect("an environment");
+    let names: Vec<&str> = env.debian.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["jq", "libjq1", "libonig5"], "{prep}");
+    assert!(!env.cached, "{r:?}");
     assert!(
         prep.contains("python3-numpy is read as the pip package numpy"),
         "{prep}"
     );
-    assert!(prep.contains("line 3: bash is installed"), "{prep}");
+    assert!(
+        prep.contains("dependencies.txt: already in the bullseye runtime: bash"),
+        "{prep}"
+    );
+    assert!(prep.contains("no maintainer script ran"), "{prep}");
+    assert!(prep.contains("jq-1.6"), "setup.sh's jq --version: {prep}");
+    // The runtime's own root is untouched: jq is only in the entry's system.
+    assert!(
+        !release_runtime(runtime::Release::Bullseye)
+            .unwrap()
+            .dir()
+            .join("rootfs/usr/bin/jq")
+            .exists()
+    );
+
+    let again = evaluate("cinc2017", &entry, &tmp.path().join("deps-again"));
+    assert_eq!(again.verdict, EntryVerdict::Scored, "{again:?}");
+    assert!(again.environment.as_ref().unwrap().cached, "{again:?}");
+
+    write(
+        &entry.join("dependencies.txt"),
+        "python3\njq\noctave-signall\nlibprotobuf10\n",
+    );
+    let out = tmp.path().join("unknown-out");
+    let r = evaluate("cinc2017", &entry, &out);
+    let p = prep_problems(&r);
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(
+        p[0].starts_with(
+            "dependencies.txt: line 3: octave-signall is not a package of Debian 11 \
+             (bullseye), the release of this entry's runtime; the closest names there: \
+             octave-signal"
+        ),
+        "{p:?}"
+    );
+    assert!(
+        p[1].starts_with("dependencies.txt: line 4: libprotobuf10 is not a package of Debian 11")
+            && p[1].contains("libprotobuf23"),
+        "{p:?}"
+    );
+}
+
+/// Every era runtime runs an entry: our 2017 example, its `runtime.txt` naming the
+/// release, scores on it, and the interpreter its `setup.sh` runs is the release's own
+/// CPython (3.9.2, 3.11.2, 3.13.5), as `result.json` says. A CPSC entry on bullseye has
+/// its requirement lines read with CPython 3.9's standard library.
+fn every_release_runs_an_entry() {
+    for (release, python, full) in [
+        (runtime::Release::Bullseye, "3.9", "Python 3.9.2"),
+        (runtime::Release::Bookworm, "3.11", "Python 3.11.2"),
+        (runtime::Release::Trixie, "3.13", "Python 3.13.5"),
+    ] {
+        if release_runtime(release).is_none() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let entry = tmp.path().join("entry");
+        cinc2017_entry(&entry);
+        write(&entry.join("runtime.txt"), &format!("{}\n", release.name()));
+        write(
+            &entry.join("setup.sh"),
+            "set -e\npython3 --version >&2\npython3 -c 'import numpy'\n",
+        );
+        let out = tmp.path().join("out");
+        let r = evaluate("cinc2017", &entry, &out);
+        let prep = read(&out.join("logs/prep.log"));
+        assert_eq!(r.verdict, EntryVerdict::Scored, "{release}: {r:?}\n{prep}");
+        let choice = r.runtime.as_ref().unwrap();
+        assert_eq!(
+            (choice.name.as_str(), choice.python.as_str()),
+            (release.name(), python),
+            "{r:?}"
+        );
+        assert!(prep.contains(full), "{release}: {prep}");
+    }
+    // Requirement lines are read with the chosen runtime's standard library: on
+    // bullseye, asynchat (gone from CPython 3.12) is still one of its modules.
+    if release_runtime(runtime::Release::Bullseye).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let entry = tmp.path().join("cpsc");
+    cpsc_entry(&entry, "json\nasynchat\nsklearn\n", "");
+    write(&entry.join("runtime.txt"), "bullseye\n");
+    let out = tmp.path().join("cpsc-out");
+    let r = evaluate("cpsc2021", &entry, &out);
+    let prep = read(&out.join("logs/prep.log"));
+    assert_eq!(r.verdict, EntryVerdict::Scored, "{r:?}\n{prep}");
+    assert_eq!(
+        r.warnings,
+        [
+            "requirements.txt: line 1: json is part of Python's standard library (CPython \
+             3.9): ignored",
+            "requirements.txt: line 2: asynchat is part of Python's standard library (CPython \
+             3.9): ignored",
+            "requirements.txt: line 3: sklearn is read as scikit-learn (sklearn is \
+             scikit-learn's import name)",
+        ]
+    );
 }
 
 /// Lines read as people meant them: a standard-library module, an import name and a
@@ -718,11 +856,15 @@ fn bench_environments() {
         bench_judge.evaluate(&request, &mut ()).unwrap()
     };
     for (name, set) in [
-        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
         (
-            "scikit-learn pin (scikit-learn==1.5.2)",
-            "scikit-learn==1.5.2\n",
+            "numpy/scikit-learn (numpy==1.26.4, scikit-learn==1.4.2)",
+            "numpy==1.26.4\nscikit-learn==1.4.2\n",
         ),
+        (
+            "the same and peakutils (a second set sharing the heavy files)",
+            "numpy==1.26.4\nscikit-learn==1.4.2\npeakutils\n",
+        ),
+        ("numpy only (numpy==2.3.5)", "numpy==2.3.5\n"),
         ("peakutils", "peakutils\n"),
     ] {
         let slug: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
@@ -759,9 +901,15 @@ fn bench_environments() {
                 .success();
         assert!(ok);
         let venv_s = t.elapsed().as_secs_f64();
+        let prep = read(&tmp.path().join(format!("{slug}-1/logs/prep.log")));
+        let store = prep
+            .lines()
+            .find(|l| l.contains("content store:"))
+            .unwrap_or_default()
+            .to_string();
         println!(
             "  {name}: prep first {:.1} s, cached {:.1} s; venv + pip install {:.1} s; \
-             environment {}",
+             environment {}\n    {store}",
             stage_time(&first, Stage::Prep),
             stage_time(&again, Stage::Prep),
             venv_s,
@@ -779,7 +927,7 @@ fn bench_environments() {
 
 fn main() -> ExitCode {
     sandbox::reexec::hook();
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         (
             "lines_are_read_as_meant_and_authors_is_optional",
             lines_are_read_as_meant_and_authors_is_optional,
@@ -810,9 +958,10 @@ fn main() -> ExitCode {
             p300_compiled_entries_run_on_their_python_only,
         ),
         (
-            "dependencies_txt_lines_are_checked",
-            dependencies_txt_lines_are_checked,
+            "dependencies_txt_installs_debian_packages",
+            dependencies_txt_installs_debian_packages,
         ),
+        ("every_release_runs_an_entry", every_release_runs_an_entry),
         (
             "a_run_like_the_install_has_no_network",
             a_run_like_the_install_has_no_network,

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 mod admin_cmd;
 mod client_cmd;
 mod demo_cmd;
+mod env_cmd;
 mod evaluate_cmd;
 mod output;
 mod p300_cmd;
@@ -57,6 +58,10 @@ enum Command {
     /// Set up or inspect the Python runtime entries run with.
     #[command(subcommand)]
     Runtime(runtime_cmd::RuntimeCommand),
+    /// Entries' environments: `seed` builds a package stack's into the cache before a
+    /// challenge opens.
+    #[command(subcommand)]
+    Env(env_cmd::EnvCommand),
     /// Run an entry through a challenge's stages (prep, train, quiz, exam, score) in
     /// the sandbox and report the outcome and score. Needs root and the runtime.
     Evaluate(evaluate_cmd::EvaluateArgs),
@@ -137,6 +142,7 @@ fn main() -> ExitCode {
         Command::Score(cmd) => score_cmd::run(cmd, &mut out),
         Command::Sandbox(cmd) => sandbox_cmd::run(cmd, &mut out),
         Command::Runtime(cmd) => runtime_cmd::run(cmd, &mut out),
+        Command::Env(cmd) => env_cmd::run(cmd, &mut out),
         Command::Evaluate(a) => evaluate_cmd::run(a, &mut out),
         Command::Demo(a) => demo_cmd::run(a, &mut out),
         Command::Synth(a) => synth_cmd::run(a, &mut out),

@@ -6,7 +6,8 @@
 //! wheel) and its Dockerfile's `FROM python:3.10.1-buster` — scores through `evaluate` on
 //! CPython 3.9, chosen by its pins. The code is our own example entry's (nothing fetched
 //! is committed; the official example itself was run by hand, issue 31's notes). Needs
-//! root, mmdebstrap, Debian's mirror and the package index (PyPI), as CI has.
+//! root, mmdebstrap, Debian's mirror and the package index (PyPI), as CI has. `env seed`
+//! builds a `dependencies.txt`'s Debian packages into the cache from bullseye's own.
 
 use std::sync::OnceLock;
 
@@ -139,4 +140,51 @@ fn pins_of_the_2022_example_score_on_cpython_3_9() {
     }
     let score = r["exam_score"].clone();
     assert!(score.is_object(), "{r}");
+}
+
+/// `physiojudge env seed`: an organiser builds, before the challenge opens, the system
+/// a 2017 entry asking for `jq` in `dependencies.txt` gets on bullseye (jq and the
+/// libraries it loads, from bullseye's own packages); the second seed finds it in the
+/// cache. A name bullseye lacks is refused with its line and the closest names.
+#[test]
+fn env_seed_builds_debian_packages_into_the_cache() {
+    if bullseye("env seed").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let deps = tmp.path().join("dependencies.txt");
+    std::fs::write(&deps, "python3\njq\n").unwrap();
+    let cache = tmp.path().join("cache");
+    let seed = |deps: &std::path::Path| {
+        testkit::output(
+            testkit::physiojudge_command!()
+                .env("PHYSIOJUDGE_ENV_CACHE", &cache)
+                .args(["env", "seed", "--challenge", "cinc2017", "--runtime"])
+                .args(["bullseye", "--dependencies"])
+                .arg(deps),
+        )
+    };
+    let o = seed(&deps);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("runtime      bullseye (CPython 3.9)"), "{out}");
+    assert!(out.contains("(built)"), "{out}");
+    for name in ["jq", "libjq1", "libonig5"] {
+        assert!(out.contains(&format!("  debian     {name} ")), "{out}");
+    }
+    let o = seed(&deps);
+    assert!(text(&o).contains("(in the cache already)"), "{}", text(&o));
+
+    std::fs::write(&deps, "python3\njq\nlibatlas3base\n").unwrap();
+    let o = seed(&deps);
+    let out = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(
+        out.contains(
+            "dependencies.txt: line 3: libatlas3base is not a package of Debian 11 \
+             (bullseye), the release of this entry's runtime; the closest names there: \
+             libatlas3-base"
+        ),
+        "{out}"
+    );
 }

@@ -157,8 +157,9 @@ fn launcher(built: &Path, root: &Path, release: Release) -> Result<String, Runti
 }
 
 /// `path` (absolute, inside `root`) with its links followed inside `root`, as the root
-/// file system itself would see it.
-fn resolve_in(root: &Path, path: &Path) -> Result<PathBuf, RuntimeError> {
+/// file system itself would see it (an absolute link is taken from `root`, never from
+/// the host's `/`).
+pub fn resolve_in(root: &Path, path: &Path) -> Result<PathBuf, RuntimeError> {
     let mut cur = PathBuf::from("/");
     let mut todo: Vec<std::ffi::OsString> = path
         .components()
@@ -282,6 +283,9 @@ pub fn setup_release(
             ])
             .args(["--no-index", "--find-links", "/tmp/wheels"])
             .args(["--require-hashes", "--no-deps", "--only-binary", ":all:"])
+            // Into /usr/local beside Debian's own copies, never in place of them: trixie's
+            // pip is Debian's, without the RECORD pip would need to remove it.
+            .arg("--ignore-installed")
             .args(["-r", "/runtime/requirements.lock"])
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")

@@ -13,6 +13,11 @@ use crate::result::{Reason, RecordStatus, ScoreSummary, Stage};
 
 /// One entry interface (see docs/judge.md, "Challenge definitions").
 pub(super) trait Driver: Sync {
+    /// What the entry asks for in files of its interface (2017's `dependencies.txt`),
+    /// read before the runtime is chosen: requirements go to `ev.wanted`, Debian
+    /// packages to `ev.debian`, problems to `problems`.
+    fn needs(&self, _ev: &mut Evaluator, _log: &mut StageLog, _problems: &mut Vec<String>) {}
+
     /// Interface checks in prep, after unpacking and the required files: requirement
     /// problems go to `problems` (all are reported together); `Some(reason)` fails prep
     /// at once.

@@ -98,6 +98,10 @@ pub struct Evaluation<'a> {
     /// Set by the caller to stop the evaluation (checked between records and stages,
     /// and by the sandbox while a run goes on).
     pub cancel: Option<CancelToken>,
+    /// Build the entry's environment only (`physiojudge env seed`): prep reads what the
+    /// entry asks for, chooses its runtime and builds its Python environment and Debian
+    /// system into the cache; no required file is checked, no data read, nothing run.
+    pub seed: bool,
 }
 
 fn io(path: &Path, e: std::io::Error) -> JudgeError {
@@ -175,6 +179,15 @@ struct Evaluator<'a, 'p> {
     /// Set in prep for a MATLAB-language entry: its runs get Octave's root and our
     /// shims instead of the Python runtime.
     matlab: Option<matlab_entry::MatlabRun>,
+    /// The Debian packages `dependencies.txt` names (line, name), read in prep.
+    debian: Vec<(usize, String)>,
+    /// The entry's own system (its runtime's with its Debian packages), when it has
+    /// Debian packages: shown instead of the runtime's root.
+    system_root: Option<PathBuf>,
+    debian_report: Option<crate::pyenv::debian::DebianSystem>,
+    /// Requirement lines read before the runtime was chosen, to read again with its
+    /// standard library: (file, lines, where their warnings go in `warnings`).
+    unread: Vec<(String, Vec<crate::pyenv::Requirement>, usize)>,
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -220,6 +233,10 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         runtime: ev.runtime.clone(),
         runtime_choice: None,
         matlab: None,
+        debian: Vec::new(),
+        system_root: None,
+        debian_report: None,
+        unread: Vec::new(),
     };
     let outcome = run.all_stages();
     let result = match outcome {
@@ -277,6 +294,16 @@ impl Evaluator<'_, '_> {
     /// Every stage in turn, and the result (not yet written).
     fn all_stages(&mut self) -> Result<EvalResult, JudgeError> {
         let (ev, c) = (self.ev, self.c);
+        if ev.seed {
+            mkdir(&self.entry)?;
+            self.dry_run = true;
+            self.prep()?;
+            return self.result(
+                Err("seeding: only the entry's environment is built"),
+                None,
+                None,
+            );
+        }
         let dataset = Dataset::open(c.layout, ev.data)?;
         let splits = dataset.split(&c.split, &c.id)?;
         self.split = SplitSizes {
@@ -308,6 +335,18 @@ impl Evaluator<'_, '_> {
             let exam = self.exam(&splits.exam)?;
             exam_score = self.score_stage(exam)?;
         }
+        self.result(train, quiz_score, exam_score)
+    }
+
+    /// The result once the stages ran: every stage in order, those not reached saying
+    /// why (`train`: why there was no train stage, if there was none).
+    fn result(
+        &mut self,
+        train: Result<Vec<String>, &'static str>,
+        quiz_score: Option<ScoreSummary>,
+        exam_score: Option<ScoreSummary>,
+    ) -> Result<EvalResult, JudgeError> {
+        let (ev, c) = (self.ev, self.c);
         // Every stage appears in the result, in order: those not reached say why.
         let failed = self
             .stages
@@ -493,7 +532,10 @@ impl Evaluator<'_, '_> {
             writable: true,
         }];
         cfg.binds.extend(self.runtime.binds());
-        cfg.system_root = self.runtime.system_root();
+        cfg.system_root = self
+            .system_root
+            .clone()
+            .or_else(|| self.runtime.system_root());
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {

@@ -13,20 +13,17 @@ use super::{ANSWER_CAP, Evaluator, OUTPUT_CAP, StageLog, chown_tree, io, message
 use crate::JudgeError;
 use crate::dataset::shown_files;
 use crate::outputs::read_capped;
-use crate::pyenv::parse::{Debian, Requirement, debian_installed, parse_debian};
+use crate::pyenv::parse::{Debian, Requirement, parse_debian};
 use crate::result::{Reason, RecordState, Stage};
 use crate::workdir::{RemoveError, remove_tree};
 
 pub(super) struct PerRecord;
 
-/// Where dpkg keeps what is installed (read, never run).
-const DPKG_STATUS: &str = "/var/lib/dpkg/status";
-
-/// A 2017 `dependencies.txt`: each Debian Python package becomes a requirement on the
-/// pip package it carries (installed like `requirements.txt`'s, the Debian version
-/// ignored: it says nothing of a pip version); any other package must be installed on
-/// this machine already (the sandbox shows its `/usr`; the judge installs no Debian
-/// package).
+/// A 2017 `dependencies.txt`: each Debian package of a Python module the judge knows
+/// becomes a requirement on the pip package it carries (installed like
+/// `requirements.txt`'s, the Debian version ignored: it says nothing of a pip version);
+/// any other package is installed from the runtime's Debian release
+/// ([`crate::pyenv::debian`]), which makes the entry's runtime a release one.
 fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &mut Vec<String>) {
     let file = "dependencies.txt";
     let lines = match parse_debian(file, text) {
@@ -36,7 +33,6 @@ fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &m
             return;
         }
     };
-    let status = std::fs::read_to_string(DPKG_STATUS).unwrap_or_default();
     for d in lines {
         match d {
             Debian::Python => {}
@@ -62,17 +58,8 @@ fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &m
                 ev.warnings.push(w);
             }
             Debian::System { line, name } => {
-                if debian_installed(&status, &name) {
-                    log.line(&format!(
-                        "{file}: line {line}: {name} is installed on this machine"
-                    ));
-                } else {
-                    problems.push(format!(
-                        "{file}: line {line}: the Debian package {name} is not installed on \
-                         the judging machine, and the judge installs no Debian packages; \
-                         Python packages go in as python3-NAME lines (installed from wheels), \
-                         other programs must be shipped in the entry"
-                    ));
+                if !ev.debian.iter().any(|(_, n)| *n == name) {
+                    ev.debian.push((line, name));
                 }
             }
         }
@@ -80,18 +67,21 @@ fn debian_needs(ev: &mut Evaluator, log: &mut StageLog, text: &str, problems: &m
 }
 
 impl Driver for PerRecord {
-    /// `dependencies.txt` names Debian packages the sandbox must have; the entry's own
-    /// `answers.txt` is kept, to compare with the quiz's.
-    fn prep(
-        &self,
-        ev: &mut Evaluator,
-        log: &mut StageLog,
-        problems: &mut Vec<String>,
-    ) -> Result<Option<Reason>, JudgeError> {
+    /// `dependencies.txt` names Debian packages the sandbox must have.
+    fn needs(&self, ev: &mut Evaluator, log: &mut StageLog, problems: &mut Vec<String>) {
         let path = ev.entry.join("dependencies.txt");
         if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
             debian_needs(ev, log, &String::from_utf8_lossy(&bytes), problems);
         }
+    }
+
+    /// The entry's own `answers.txt` is kept, to compare with the quiz's.
+    fn prep(
+        &self,
+        ev: &mut Evaluator,
+        _log: &mut StageLog,
+        _problems: &mut Vec<String>,
+    ) -> Result<Option<Reason>, JudgeError> {
         ev.submitted = read_capped(&ev.entry.join("answers.txt"), OUTPUT_CAP)
             .ok()
             .flatten();

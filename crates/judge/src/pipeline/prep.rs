@@ -49,7 +49,11 @@ impl Evaluator<'_, '_> {
         }
         self.matlab_detect(log)?;
         let mut missing = Vec::new();
-        for f in &self.c.required_files {
+        let required: &[String] = match self.ev.seed {
+            true => &[],
+            false => &self.c.required_files,
+        };
+        for f in required {
             let f = &self.required_name(f);
             match alternatives(f)
                 .into_iter()
@@ -60,7 +64,7 @@ impl Evaluator<'_, '_> {
                 None => missing.push(f.clone()),
             }
         }
-        for f in &self.c.optional_files {
+        for f in self.c.optional_files.iter().filter(|_| !self.ev.seed) {
             if !alternatives(f)
                 .iter()
                 .any(|a| non_empty(&self.entry.join(a)))
@@ -88,26 +92,16 @@ impl Evaluator<'_, '_> {
             if let Some(bytes) = read_capped(&path, 1 << 20).ok().flatten() {
                 match parse_requirements(req, &String::from_utf8_lossy(&bytes)) {
                     Ok(r) => {
-                        let python = self.ev.runtime.dir().join("bin/python");
-                        let stdlib = meaning::stdlib_names(&python)
-                            .map_err(|message| JudgeError::Packages { message })?;
-                        let (major, minor) = runtime::PYTHON_VERSION;
-                        let read = meaning::read_as_meant(
-                            req,
-                            r,
-                            &stdlib,
-                            &format!("CPython {major}.{minor}"),
-                        );
-                        for w in &read.warnings {
-                            log.line(w);
-                        }
-                        self.warnings.extend(read.warnings);
-                        self.wanted.extend(read.kept);
+                        let kept = self.read_for_now(req, r);
+                        self.wanted.extend(kept);
                     }
                     Err(p) => problems.extend(p),
                 }
             }
             self.dockerfile(log, &mut problems)?;
+        }
+        if python {
+            self.driver.needs(self, log, &mut problems);
         }
         if python
             && problems.is_empty()
@@ -115,6 +109,7 @@ impl Evaluator<'_, '_> {
         {
             return fail(reason);
         }
+        self.read_as_meant(log)?;
         // Compiled files Python would load in place of source must suit its version.
         problems.extend(pyc::check_tree(
             &self.entry,
@@ -132,8 +127,15 @@ impl Evaluator<'_, '_> {
             }
             return fail(Reason::Requirements { problems });
         }
+        if python && let Some(reason) = self.debian_system(log)? {
+            return fail(reason);
+        }
         if python && let Some(reason) = self.environment(log)? {
             return fail(reason);
+        }
+        if self.ev.seed {
+            log.line("seeding: the environment is built; nothing of the entry runs");
+            return Ok(Outcome::Passed);
         }
         chown_tree(&self.entry, self.uid)?;
         let dir = self.work.join("judge");
@@ -301,21 +303,7 @@ impl Evaluator<'_, '_> {
         if read.reqs.is_empty() {
             return Ok(());
         }
-        let python = self.ev.runtime.dir().join("bin/python");
-        let stdlib =
-            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
-        let (major, minor) = runtime::PYTHON_VERSION;
-        let meant = meaning::read_as_meant(
-            "Dockerfile",
-            read.reqs,
-            &stdlib,
-            &format!("CPython {major}.{minor}"),
-        );
-        for w in &meant.warnings {
-            log.line(w);
-        }
-        self.warnings.extend(meant.warnings);
-        for r in meant.kept {
+        for r in self.read_for_now("Dockerfile", read.reqs) {
             let n = runtime::normalise(&r.name);
             if self.wanted.iter().any(|w| runtime::normalise(&w.name) == n) {
                 log.line(&format!(
@@ -369,6 +357,48 @@ fn non_empty(path: &std::path::Path) -> bool {
 }
 
 impl Evaluator<'_, '_> {
+    /// Requirement lines of `file` read as meant for choosing the runtime: names turned
+    /// into their packages, but the standard library is the chosen runtime's, known only
+    /// once it is chosen; [`Self::read_as_meant`] reads them again then.
+    fn read_for_now(
+        &mut self,
+        file: &str,
+        reqs: Vec<pyenv::Requirement>,
+    ) -> Vec<pyenv::Requirement> {
+        let kept = meaning::read_as_meant(file, reqs.clone(), &Default::default(), "").kept;
+        self.unread
+            .push((file.to_string(), reqs, self.warnings.len()));
+        kept
+    }
+
+    /// The lines [`Self::read_for_now`] read, read with the chosen runtime's standard
+    /// library: its names are ignored with a warning naming that Python, and the
+    /// warnings take their place among the others.
+    fn read_as_meant(&mut self, log: &mut StageLog) -> Result<(), JudgeError> {
+        let unread = std::mem::take(&mut self.unread);
+        if unread.is_empty() {
+            return Ok(());
+        }
+        let python = self.runtime.dir().join("bin/python");
+        let stdlib =
+            meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
+        let (major, minor) = self.runtime.python_version();
+        let name = format!("CPython {major}.{minor}");
+        for (file, reqs, at) in unread.into_iter().rev() {
+            let read = meaning::read_as_meant(&file, reqs, &stdlib, &name);
+            for w in &read.warnings {
+                log.line(w);
+            }
+            let at = at.min(self.warnings.len());
+            self.warnings.splice(at..at, read.warnings);
+        }
+        let std_norm: std::collections::BTreeSet<String> =
+            stdlib.iter().map(|n| runtime::normalise(n)).collect();
+        self.wanted
+            .retain(|r| !std_norm.contains(&runtime::normalise(&r.name)));
+        Ok(())
+    }
+
     /// Chooses the runtime (docs/runtimes.md): the organiser's list, narrowed by the
     /// entry's word, then the first whose Python has wheels for every pin. Requirement
     /// lines named `python` are taken out of what pip is asked for: they ask for a
@@ -398,6 +428,37 @@ impl Evaluator<'_, '_> {
         };
         for n in &notes {
             log.line(n);
+        }
+        // Debian packages go into a release's root file system; the default runtime
+        // shows the host's, into which the judge installs nothing.
+        let (candidates, hosts): (Vec<_>, Vec<_>) = candidates
+            .into_iter()
+            .partition(|o| self.debian.is_empty() || o.release.is_some());
+        if !hosts.is_empty() {
+            log.line(&format!(
+                "runtime default: skipped, dependencies.txt names Debian packages ({}), which \
+                 the judge installs only on a Debian release runtime",
+                self.debian
+                    .iter()
+                    .map(|(_, n)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            if candidates.is_empty() {
+                return refuse(
+                    vec![format!(
+                        "dependencies.txt names Debian packages ({}), which the judge installs \
+                         only on a Debian release runtime (bullseye, bookworm, trixie), and this \
+                         challenge allows only the default runtime",
+                        self.debian
+                            .iter()
+                            .map(|(l, n)| format!("line {l}: {n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )],
+                    log,
+                );
+            }
         }
         let pins: Vec<pyenv::Requirement> = self
             .wanted
@@ -504,12 +565,54 @@ impl Evaluator<'_, '_> {
         Ok(None)
     }
 
+    /// Finds or builds the entry's own system when `dependencies.txt` names Debian
+    /// packages: its runtime's release with them unpacked (docs/runtimes.md, "Debian
+    /// packages"). `Some`: refused.
+    fn debian_system(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
+        if self.debian.is_empty() {
+            return Ok(None);
+        }
+        let scratch = self.work.join("debian");
+        let stop = self.ev.cancel.as_ref().map(crate::CancelToken::flag);
+        let mut said = Vec::new();
+        let made = pyenv::debian::prepare(
+            self.ev.envs,
+            &self.runtime,
+            "dependencies.txt",
+            &self.debian,
+            &scratch,
+            stop.as_deref(),
+            &mut |l| said.push(l.to_string()),
+        );
+        for l in &said {
+            log.line(l);
+        }
+        match made {
+            Ok(None) => Ok(None),
+            Ok(Some(system)) => {
+                self.system_root = Some(system.root.clone());
+                self.debian_report = Some(system);
+                Ok(None)
+            }
+            Err(EnvError::Refused(problems)) => {
+                let problems = capped(problems);
+                for p in &problems {
+                    log.line(p);
+                }
+                Ok(Some(Reason::Requirements { problems }))
+            }
+            Err(EnvError::Judge(_)) if self.cancelled() => Ok(Some(Reason::Stopped)),
+            Err(EnvError::Judge(message)) => Err(JudgeError::Packages { message }),
+        }
+    }
+
     /// Resolves what the entry asked for beyond the runtime and finds or builds its
     /// environment (docs/judge.md, "Entries' own packages"). `Some`: refused.
     fn environment(&mut self, log: &mut StageLog) -> Result<Option<Reason>, JudgeError> {
         let reqs = std::mem::take(&mut self.wanted);
         self.asked = reqs.clone();
         if reqs.is_empty() {
+            self.report_environment(None);
             return Ok(None);
         }
         let settings = self.ev.envs;
@@ -529,7 +632,10 @@ impl Evaluator<'_, '_> {
             log.line(l);
         }
         let r = match resolved {
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                self.report_environment(None);
+                return Ok(None);
+            }
             Ok(Some(r)) => r,
             Err(EnvError::Refused(problems)) => {
                 let problems = capped(problems);
@@ -563,12 +669,35 @@ impl Evaluator<'_, '_> {
             return Ok(Some(reason));
         }
         self.env_site = Some(dir.join("site"));
-        self.environment = Some(Box::new(EnvironmentReport {
+        self.report_environment(Some(EnvironmentReport {
             key: r.key.clone(),
             packages: r.packages.clone(),
             cached,
+            debian: Vec::new(),
         }));
         Ok(None)
+    }
+
+    /// `result.json`'s `environment`: the Python packages' (`python`) and the Debian
+    /// system's, when there are any.
+    fn report_environment(&mut self, python: Option<EnvironmentReport>) {
+        let debian = self.debian_report.take();
+        self.environment = match (python, debian) {
+            (None, None) => None,
+            (Some(p), None) => Some(Box::new(p)),
+            (None, Some(d)) => Some(Box::new(EnvironmentReport {
+                key: d.key,
+                packages: Vec::new(),
+                cached: d.cached,
+                debian: d.packages,
+            })),
+            (Some(p), Some(d)) => Some(Box::new(EnvironmentReport {
+                key: format!("{}+{}", p.key, d.key),
+                packages: p.packages,
+                cached: p.cached && d.cached,
+                debian: d.packages,
+            })),
+        };
     }
 
     /// Installs `r`'s wheels into `dir` with the runtime's pip, in the sandbox: no
@@ -591,13 +720,24 @@ impl Evaluator<'_, '_> {
         let mut script = String::from(
             "set -e\n/runtime/bin/python -I -m pip install --quiet --no-index --no-deps \
              --no-cache-dir --disable-pip-version-check --no-input \
-             --no-warn-script-location --target /tmp/site",
+             --no-warn-script-location --no-compile --target /tmp/site",
         );
         for w in &r.wheels {
             // `<sha256>/<file name>`, both checked to be plain by the resolver.
             let rel = w.strip_prefix(&wheels).unwrap_or(w);
             script.push_str(&format!(" '/wheels/{}'", rel.display()));
         }
+        // The modules compiled the same way every time, so that the same module
+        // installed for two sets is the same file, shared by the content store:
+        // hash-checked .pyc files (no install time in them) and a fixed hash seed (the
+        // order of the constant sets in them). `-E`/`-I` would ignore the seed, so the
+        // environment is emptied instead; run from `/`, whose names are no modules.
+        // pip ignores modules that do not compile (a package's Python 2 test data), and
+        // so does this.
+        script.push_str(
+            "\ncd / && env -i PYTHONHASHSEED=0 /runtime/bin/python -s -m compileall -q -q \
+             --invalidation-mode checked-hash /tmp/site || true",
+        );
         script.push_str("\ncp -a /tmp/site /out/site\n");
         let mut cfg = self.sandbox_config(
             &["/bin/sh", "-c", &script],
@@ -627,7 +767,7 @@ impl Evaluator<'_, '_> {
                 format!(
                     "the environment is larger than this challenge's limit of {env_mb} MiB \
                      installed; use the runtime's packages ({}) where you can",
-                    pyenv::runtime_summary()
+                    pyenv::runtime_summary(self.runtime.lock())
                 )
             } else {
                 format!(
@@ -653,6 +793,17 @@ impl Evaluator<'_, '_> {
                 problems: vec![problem],
             }));
         }
+        // Files other environments have too become links to one stored copy.
+        let shared = pyenv::store::share(&self.ev.envs.cache.join("store"), &build.join("site"))
+            .map_err(|e| io(&build, e))?;
+        log.line(&format!(
+            "content store: {} of {} file(s), {:.1} of {:.1} MiB, shared with environments \
+             built before",
+            shared.reused_files,
+            shared.files,
+            shared.reused_bytes as f64 / (1 << 20) as f64,
+            shared.bytes as f64 / (1 << 20) as f64
+        ));
         let resolved = serde_json::json!({ "key": r.key, "packages": r.packages });
         let mark = build.join(COMPLETE);
         std::fs::write(&mark, resolved.to_string()).map_err(|e| io(&mark, e))?;

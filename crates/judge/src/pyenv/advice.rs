@@ -5,6 +5,8 @@
 use super::*;
 /// A resolved set's sizes and who asked for what: to name what brings the bulk.
 pub(super) struct Bulk<'a> {
+    /// The runtime's main packages ([`super::runtime_summary`]).
+    pub(super) summary: String,
     pub(super) items: &'a [(Package, String)],
     /// Normalised name → its wheel's bytes.
     pub(super) size_of: &'a std::collections::BTreeMap<String, u64>,
@@ -92,7 +94,7 @@ pub(super) fn too_big(bulk: &Bulk, bytes: u64, policy: &PackagesDef) -> Vec<Stri
     }
     out.push(format!(
         "use the runtime's packages ({}) where you can, or a smaller package",
-        runtime_summary()
+        bulk.summary
     ));
     out
 }
@@ -127,6 +129,7 @@ pub fn verify(
 pub(super) fn advise(
     settings: &EnvSettings,
     python: &Path,
+    python_name: &str,
     helper: &Path,
     reqs: &[Requirement],
     problems: &[WheelProblem],
@@ -149,7 +152,7 @@ pub(super) fn advise(
         format!(
             "the requirements as the judge advises them, checked (pip resolves them for \
              {}{}):\n{}",
-            python_name(),
+            python_name,
             match set.items.is_empty() {
                 true => String::new(),
                 false => format!(", installing {}", named(&set.items)),

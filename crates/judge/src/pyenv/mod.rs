@@ -17,11 +17,13 @@
 //! Not here: the sandbox run of the install, or what an entry sees (the pipeline).
 
 mod advice;
+pub mod debian;
 pub mod dockerfile;
 pub mod imports;
 pub mod meaning;
 pub mod parse;
 pub mod pyc;
+pub mod store;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -88,12 +90,17 @@ pub struct Package {
 /// What ran besides the runtime: `result.json`'s `environment`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvironmentReport {
-    /// The environment's cache key (the hash of the resolved set and the runtime).
+    /// The environment's cache key (the hash of the resolved set and the runtime): of
+    /// the Python packages, else of the Debian ones; `PYTHON+DEBIAN` when both.
     pub key: String,
     /// What was installed on top of the runtime, by name.
     pub packages: Vec<Package>,
     /// The environment was found in the cache (nothing was downloaded or installed).
     pub cached: bool,
+    /// The Debian packages of `dependencies.txt` and what they need, installed from the
+    /// runtime's release (docs/runtimes.md, "Debian packages").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debian: Vec<debian::DebianPackage>,
 }
 
 /// A resolved set ready to install (or installed already).
@@ -349,7 +356,15 @@ pub fn resolve(
         // Advice is printed only once pip resolved it, with the runtime, as a whole.
         if problems.iter().all(|p| !p.advice.is_empty()) {
             refused.push(advise(
-                settings, &python, &helper, reqs, &problems, scratch, stop, log,
+                settings,
+                &python,
+                &python_name(rt),
+                &helper,
+                reqs,
+                &problems,
+                scratch,
+                stop,
+                log,
             )?);
         }
         return Err(EnvError::Refused(refused));
@@ -411,7 +426,7 @@ pub fn resolve(
             "this challenge allows only the runtime's packages, and the requirements need \
              {} on top of them; the runtime has {}",
             named(&items),
-            runtime_summary()
+            runtime_summary(rt.lock())
         ));
     }
     if !refused.is_empty() {
@@ -464,6 +479,7 @@ pub fn resolve(
         }
     }
     let bulk = Bulk {
+        summary: runtime_summary(rt.lock()),
         items: &items,
         size_of: &size_of,
         requested: &requested,
@@ -515,8 +531,8 @@ struct Resolved {
 }
 
 /// The runtime's Python as messages name it.
-fn python_name() -> String {
-    let (major, minor) = runtime::PYTHON_VERSION;
+fn python_name(rt: &runtime::Runtime) -> String {
+    let (major, minor) = rt.python_version();
     format!("CPython {major}.{minor}")
 }
 
@@ -783,9 +799,11 @@ fn named(items: &[(Package, String)]) -> String {
     s.join(", ")
 }
 
-/// The runtime's main packages, for messages.
-pub fn runtime_summary() -> String {
-    let lock = runtime::Lock::embedded();
+/// The main packages of the runtime whose lock is `lock`, for messages.
+pub fn runtime_summary(lock: &str) -> String {
+    let Ok(lock) = runtime::Lock::parse(lock) else {
+        return "its locked packages".into();
+    };
     [
         "numpy",
         "scipy",

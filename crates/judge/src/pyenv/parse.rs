@@ -346,7 +346,8 @@ pub enum Debian {
     /// installs wheels, and the runtime has its Python).
     Ignored { line: usize, name: String },
     /// Anything else, `python3-X` the judge does not know included (a name anyone could
-    /// register on the index is never guessed from it): a Debian package.
+    /// register on the index is never guessed from it): a Debian package, installed
+    /// from the runtime's release.
     System { line: usize, name: String },
 }
 
@@ -477,20 +478,6 @@ pub fn parse_debian(file: &str, text: &str) -> Result<Vec<Debian>, Vec<String>> 
     }
 }
 
-/// Whether a Debian package is installed on this machine, from dpkg's status file
-/// (read, never run): `None` when there is no dpkg database.
-pub fn debian_installed(status: &str, name: &str) -> bool {
-    let mut this = false;
-    for line in status.lines() {
-        if let Some(p) = line.strip_prefix("Package: ") {
-            this = p.trim() == name;
-        } else if this && line.starts_with("Status: ") {
-            return line.ends_with(" installed");
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,15 +603,6 @@ mod tests {
         assert!(matches!(&d[2], Debian::System { name, line: 3 } if name == "python3-foo"));
         assert!(matches!(&d[3], Debian::Ignored { line: 4, .. }));
         assert!(matches!(&d[4], Debian::Pip { pip, .. } if pip == "numpy"));
-    }
-
-    #[test]
-    fn dpkg_status_is_read_not_run() {
-        let status = "Package: bash\nStatus: install ok installed\n\nPackage: octave\n\
-                      Status: deinstall ok config-files\n";
-        assert!(debian_installed(status, "bash"));
-        assert!(!debian_installed(status, "octave"));
-        assert!(!debian_installed(status, "nothing"));
     }
 
     proptest! {
