@@ -283,7 +283,14 @@ pub enum DefinitionKind {
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RankingView {
+    /// The number's key in the scorer's report and in a row's `scores`.
     pub key: String,
+    /// What people call it ("mean F1 of N, A and O").
+    #[serde(default)]
+    pub name: String,
+    /// Its unit, when it has one ("bits/min").
+    #[serde(default)]
+    pub unit: Option<String>,
     pub better: BetterName,
 }
 

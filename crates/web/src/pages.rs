@@ -503,6 +503,16 @@ async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> 
     }
 }
 
+/// A ranking number as people read it: its name and unit (its report key for a view
+/// from a server that does not name it).
+fn metric(r: &server::views::RankingView) -> String {
+    let name = if r.name.is_empty() { &r.key } else { &r.name };
+    match &r.unit {
+        Some(unit) => format!("{name} ({unit})"),
+        None => name.clone(),
+    }
+}
+
 fn task_text(def: &judge::challenge::Challenge) -> Markup {
     use judge::challenge::Interface;
     let interface = match def.interface {
@@ -623,7 +633,7 @@ pub(crate) async fn challenge(
             h2 #data { "Data" }
             p { (c.files) " files, pinned by the manifest hash above. Labels of the quiz and exam splits never reach your entry; "
                 "the quiz returns full diagnostics, the exam only counts of failures and timeouts." }
-            p { "Ranked by " @for (i, r) in c.ranking.iter().enumerate() { @if i > 0 { ", then " } code { (r.key) } " (" (word(&r.better)) " is better)" } "; "
+            p { "Ranked by " @for (i, r) in c.ranking.iter().enumerate() { @if i > 0 { ", then " } (metric(r)) " (" (word(&r.better)) " is better)" } "; "
                 "participants see exam figures to " (c.score_precision) " decimals." }
         }
         section aria-labelledby="local" {
@@ -1684,14 +1694,14 @@ pub(crate) async fn leaderboard(
         @for (i, r) in b.ranking.iter().enumerate() {
             @let higher = word(&r.better) == "higher";
             @let ranked = if i == 0 { b.rows.iter().map(|row| (row.rank, row)).collect::<Vec<_>>() } else { rank_by(&b.rows, &r.key, higher) };
-            section aria-label={"Ranked by " (r.key)} {
-                @if b.ranking.len() > 1 { h2 { "Ranked by " (r.key) " (" (if higher { "higher" } else { "lower" }) " is better)" } }
+            section aria-label={"Ranked by " (metric(r))} {
+                @if b.ranking.len() > 1 { h2 { "Ranked by " (metric(r)) " (" (if higher { "higher" } else { "lower" }) " is better)" } }
                 @if ranked.is_empty() && b.hidden_until.is_none() { p { "No scored submission yet." } }
                 @else {
                     div.scroll { table.board data-sortable {
                         thead { tr {
                             th scope="col" { "Rank" } th scope="col" { "Team" }
-                            @for k in &b.ranking { th scope="col" { (k.key) " " span.dir aria-label=(if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) { (if word(&k.better) == "higher" { "↑" } else { "↓" }) } } }
+                            @for k in &b.ranking { th scope="col" { (metric(k)) " " span.dir aria-label=(if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) { (if word(&k.better) == "higher" { "↑" } else { "↓" }) } } }
                             th scope="col" { "Run time" } th scope="col" { "Submitted" }
                         } }
                         tbody {

@@ -34,6 +34,8 @@ pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
         .iter()
         .map(|r| RankingView {
             key: r.key.to_owned(),
+            name: r.name.to_owned(),
+            unit: r.unit.map(str::to_owned),
             better: match r.better {
                 judge::challenge::Better::Higher => crate::views::BetterName::Higher,
                 judge::challenge::Better::Lower => crate::views::BetterName::Lower,
