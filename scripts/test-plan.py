@@ -12,16 +12,19 @@ import sys
 # Binaries that take minutes, slowest first (measured in a full run; BENCHMARKS.md,
 # "The test suite"). Starting them first keeps one lane from ending long after the others.
 SLOW = [
+    "judge::envs",
     "physiojudge::cli_evaluate",
     "web::browser",
-    "sandbox::hostile",
-    "judge::envs",
     "server::schemathesis",
+    "judge::library",
+    "sandbox::hostile",
     "physiojudge::cli_platform",
     "worker::pool",
     "web::judged",
     "physiojudge::cli_runtimes",
-    "judge::library",
+    "physiojudge::cli_demo",
+    "physiojudge::cli_serve_demo",
+    "physiojudge::cli_matlab",
     "formats::wfdb_oracle",
 ]
 # Binaries that stop and restart PostgreSQL or NATS, which every other binary that uses
