@@ -24,6 +24,7 @@ fn frame(ctx: Option<&Ctx>, title: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · physiojudge" }
+                link rel="icon" href="/favicon.svg" type="image/svg+xml";
                 link rel="stylesheet" href="/static/site.css";
                 script src="/static/site.js" defer {}
             }

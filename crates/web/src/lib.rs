@@ -173,12 +173,18 @@ impl Web {
             .route("/organiser/results.csv", get(organiser::results_csv))
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))
+            .route("/favicon.svg", get(favicon))
+            .route("/favicon.ico", get(favicon))
             .fallback(fallback)
             // Every other form is read whole: a few fields of text. (A route's own
             // limit, the upload's, takes precedence over this one.)
             .layer(axum::extract::DefaultBodyLimit::max(FORM_CAP))
             .layer(middleware::from_fn_with_state(self.clone(), dress))
-            .layer(middleware::from_fn(guard));
+            .layer(middleware::from_fn(guard))
+            // gzip for clients that ask: pages are mostly markup and tables (a board of a
+            // hundred rows shrinks about tenfold). The default predicate leaves event
+            // streams, images and bodies under 32 bytes alone.
+            .layer(tower_http::compression::CompressionLayer::new());
         pages.with_state(self.clone())
     }
 
@@ -196,6 +202,7 @@ const FORM_CAP: usize = 64 << 10;
 
 const CSS: &str = include_str!("../static/site.css");
 const JS: &str = include_str!("../static/site.js");
+const FAVICON: &str = include_str!("../static/favicon.svg");
 
 async fn stylesheet() -> Response {
     asset("text/css; charset=utf-8", CSS)
@@ -203,6 +210,12 @@ async fn stylesheet() -> Response {
 
 async fn script() -> Response {
     asset("text/javascript; charset=utf-8", JS)
+}
+
+/// The site's icon (browsers ask for `/favicon.ico` when a page names none; both
+/// addresses answer the same SVG).
+async fn favicon() -> Response {
+    asset("image/svg+xml", FAVICON)
 }
 
 fn asset(kind: &'static str, body: &'static str) -> Response {

@@ -1,6 +1,7 @@
 //! The site open to the public (docs/service.md, "Running it in public"): sign-ups
 //! are limited per address, and the upload form's parts other than the file are
-//! capped and checked in order before any of them is trusted.
+//! capped and checked in order before any of them is trusted; pages are gzipped for
+//! clients that ask.
 
 use store::Backend;
 use store::testing::TestStore;
@@ -175,6 +176,53 @@ async fn upload_form_parts_are_capped_before_the_csrf_check(b: Backend) {
     assert_eq!(r.status(), 413);
 }
 
+/// A page is gzipped for a client that asks and plain for one that does not; it names
+/// the site's icon, which both icon addresses serve.
+async fn pages_are_gzipped_when_asked_and_the_icon_is_served(b: Backend) {
+    use std::io::Read;
+    let s = site(b, |_| {}).await;
+    let plain = s.http.get(format!("{}/", s.base)).send().await.unwrap();
+    assert_eq!(plain.status(), 200);
+    assert!(plain.headers().get("content-encoding").is_none());
+    let plain = plain.text().await.unwrap();
+    assert!(
+        plain.contains(r#"<link rel="icon" href="/favicon.svg""#),
+        "{plain}"
+    );
+    let gz = s
+        .http
+        .get(format!("{}/", s.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gz.status(), 200);
+    assert_eq!(gz.headers()["content-encoding"], "gzip");
+    let bytes = gz.bytes().await.unwrap();
+    let mut page = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut page)
+        .unwrap();
+    assert!(
+        bytes.len() < page.len(),
+        "{} >= {}",
+        bytes.len(),
+        page.len()
+    );
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("Challenges"));
+    for path in ["/favicon.ico", "/favicon.svg"] {
+        let icon = s
+            .http
+            .get(format!("{}{path}", s.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(icon.status(), 200, "{path}");
+        assert_eq!(icon.headers()["content-type"], "image/svg+xml", "{path}");
+        assert!(icon.text().await.unwrap().starts_with("<svg"), "{path}");
+    }
+}
+
 macro_rules! both {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
@@ -191,6 +239,7 @@ macro_rules! both {
 }
 
 both!(
+    pages_are_gzipped_when_asked_and_the_icon_is_served,
     signups_are_limited_per_address,
     upload_form_parts_are_capped_before_the_csrf_check
 );
