@@ -280,7 +280,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         // SIGINT/SIGTERM end the process (main's signal thread): every record is a
         // committed transaction, and unfinished uploads are removed at the next start.
         if a.demo {
-            let serving = tokio::spawn(site.serve(listener));
+            let mut serving = tokio::spawn(site.serve(listener));
             let demo = Demo {
                 base: format!("http://{addr}"),
                 state: state.clone(),
@@ -291,8 +291,14 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                     .clone()
                     .unwrap_or_else(crate::demo_cmd::default_entries),
             };
-            demo.seed(&store, out).await?;
-            serving.await.context("serving")?.context("serving")?;
+            // Seeding waits for the judging; serving ending first ends both.
+            tokio::select! {
+                served = &mut serving => served.context("serving")?.context("serving")?,
+                seeded = demo.seed(&store, out) => {
+                    seeded?;
+                    serving.await.context("serving")?.context("serving")?;
+                }
+            }
         } else {
             site.serve(listener).await.context("serving")?;
         }
@@ -452,6 +458,7 @@ impl Demo {
         let now = chrono_now();
         let data_root = self.state.join("demo-data");
         let entries_root = self.state.join("demo-entries");
+        let mut submissions = Vec::new();
         for (id, trivial) in crate::demo_cmd::TRIVIAL {
             let data = data_root.join(id);
             let (seed, records) = (self.seed, self.records);
@@ -519,11 +526,9 @@ impl Demo {
                         v["error"]["message"]
                     );
                 }
-                writeln!(
-                    out,
-                    "demo submission {} ({id}, team {team})",
-                    v["id"].as_str().unwrap_or("?")
-                )?;
+                let submission = v["id"].as_str().unwrap_or("?").to_owned();
+                writeln!(out, "demo submission {submission} ({id}, team {team})")?;
+                submissions.push(submission);
                 out.flush()?;
             }
         }
@@ -532,6 +537,52 @@ impl Demo {
             "demo seeded: leaderboards at {}/api/v1/challenges/<id>/leaderboard; follow a \
              submission with `physiojudge status --server {} --token T ID`",
             self.base, self.base
+        )?;
+        out.flush()?;
+        self.wait_judged(&http, &org_token, &submissions, out).await
+    }
+
+    /// Waits until every demo submission is final, then says so (with how many scored
+    /// and how long the judging took): someone trying the demo learns when the boards are
+    /// complete. A submission the server cannot report is waited for again.
+    async fn wait_judged(
+        &self,
+        http: &reqwest::Client,
+        token: &str,
+        submissions: &[String],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let mut left: Vec<&String> = submissions.iter().collect();
+        let mut scored = 0;
+        while !left.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let mut still = Vec::new();
+            for id in left {
+                let state = match http
+                    .get(format!("{}/api/v1/submissions/{id}", self.base))
+                    .bearer_auth(token)
+                    .send()
+                    .await
+                {
+                    Ok(r) => r.json::<Value>().await.ok().map(|v| v["state"].clone()),
+                    Err(_) => None,
+                };
+                match state.as_ref().and_then(Value::as_str) {
+                    Some("scored") => scored += 1,
+                    Some("failed" | "error" | "withdrawn") => {}
+                    _ => still.push(id),
+                }
+            }
+            left = still;
+        }
+        writeln!(
+            out,
+            "demo judged: {} submissions final, {scored} scored, in {} s; the boards are at \
+             {}/",
+            submissions.len(),
+            started.elapsed().as_secs(),
+            self.base
         )?;
         out.flush()?;
         Ok(())

@@ -68,6 +68,22 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
         let v = s.wait_for(&org, id, Duration::from_secs(900), is_final);
         assert_eq!(v["state"], "scored", "{v}");
     }
+    // It says when its submissions are all judged.
+    let until = Instant::now() + Duration::from_secs(120);
+    let judged = loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let line = s
+            .stdout
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("serve --demo did not say it had judged: {e}"));
+        if line.starts_with("demo judged: ") {
+            break line;
+        }
+    };
+    assert!(
+        judged.starts_with("demo judged: 8 submissions final, 8 scored, in "),
+        "{judged}"
+    );
     for challenge in ["cpsc2021", "cinc2017", "physionet2022", "p300speller"] {
         let board = s
             .get(None, &format!("/api/v1/challenges/{challenge}/leaderboard"))
