@@ -286,11 +286,14 @@ async fn the_reconciler_task_requeues(backend: Backend) {
     let s = f.submit(&team, 1).await;
     let (w1, w2) = (f.worker("w1").await, f.worker("w2").await);
     let a = w1.take(Duration::ZERO).await.unwrap().expect("a job");
-    // A lease running when the reconciler starts is first extended by one lease (the
-    // server may have been down): it lapses only once the clock passes that too.
+    // A lease running when the reconciler starts is first extended by one lease from
+    // the clock then (the server may have been down): it lapses only once the clock
+    // passes that too. The clock is past the lease before the reconciler's first pass,
+    // as after an outage, so that the extension does not depend on when the reconciler's
+    // task first runs.
     let lease = a.lease.expires_at;
-    let _reconciler = f.queue.spawn_reconciler();
     f.t.clock.advance(chrono::Duration::seconds(31));
+    let _reconciler = f.queue.spawn_reconciler();
     let clock = f.t.clock.clone();
     let advancing = tokio::spawn(async move {
         loop {
