@@ -147,6 +147,20 @@ impl Worker {
     }
 }
 
+/// The machine's PostgreSQL and NATS, which every test here uses: a test that stops
+/// one holds this alone, the others share it, so that no test sees another's outage
+/// as its own failure. (No other test binary runs beside this one: `scripts/test.sh`
+/// runs it alone.)
+static SERVICES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn services_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    SERVICES.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn services_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    SERVICES.write().unwrap_or_else(|e| e.into_inner())
+}
+
 fn trivial_entry(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     for (name, text) in [
@@ -185,6 +199,7 @@ impl Drop for Stream {
 
 #[test]
 fn a_fleet_judges_on_remote_workers_and_survives_a_killed_one() {
+    let _services = services_shared();
     let Some(Fleet {
         site,
         org,
@@ -421,6 +436,7 @@ fn challenge_and_worker(s: &Served, org: &str, data: &Path) -> String {
 
 #[test]
 fn a_server_killed_under_a_remote_run_loses_nothing() {
+    let _services = services_shared();
     let Some(Fleet {
         site,
         org,
@@ -546,6 +562,7 @@ fn restart_nats(meanwhile: impl FnOnce()) {
 /// before an hour is a job a notice started.
 #[test]
 fn idle_workers_hear_notices_after_nats_restarts_or_loses_its_stream() {
+    let _services = services_alone();
     let Some(Fleet {
         site,
         org,
@@ -632,6 +649,7 @@ fn postgres_outage(down: Duration) {
 /// scored once.
 #[test]
 fn database_outages_longer_than_the_lease_blame_no_one() {
+    let _services = services_alone();
     let Some(Fleet {
         site,
         org,
@@ -722,6 +740,7 @@ fn proxy_losing_the_first_answer(upstream: &str) -> String {
 /// submission the first one made: one submission, one charge to the quota.
 #[test]
 fn an_upload_whose_answer_is_lost_is_recorded_once() {
+    let _services = services_shared();
     // Every part bound: the site (its database) and the stream live to the end.
     let Some(Fleet {
         site: _site,
