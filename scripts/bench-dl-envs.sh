@@ -100,7 +100,7 @@ for spec in sets:
                           os.path.join(entry, "requirements.txt")]).returncode == 0)
     venv_s = time.perf_counter() - t
     print(f"  venv + pip install: {'ok' if ok else 'FAILED'} {venv_s:.1f} s, load {load()}; "
-          f"disk {du(venv)}, pip cache {du(pipcache)}", flush=True)
+          f"disk {du(venv)}", flush=True)
     shutil.rmtree(venv, ignore_errors=True)
     shutil.rmtree(pipcache, ignore_errors=True)
 print("cache:", du(cache), flush=True)
