@@ -1,0 +1,308 @@
+//! A team's submissions: the list and one submission's page.
+
+use super::*;
+
+// ---- submissions ----
+
+async fn submission_view(web: &Web, token: &str, id: &str) -> Result<SubmissionView, Response> {
+    api::get(
+        web,
+        &format!("/api/v1/submissions/{}", seg(id)),
+        Some(token),
+    )
+    .await
+    .json()
+    .map_err(err)
+}
+
+/// A submission's state in a line; `now` is the server's time (for the elapsed time).
+fn summary(s: &SubmissionView, now: chrono::DateTime<chrono::Utc>) -> Markup {
+    let state = word(&s.state);
+    html! {
+        span #summary {
+            (state_badge(&state))
+            @match state.as_str() {
+                "queued" => {
+                    @if let Some(p) = s.queue_position { " position " (p) " in the queue" }
+                    @if s.judging_paused { " — judging paused: it keeps its place and is judged once the organisers resume judging" }
+                }
+                "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) data-now=(now.to_rfc3339()) {} " " span.run-stage {} }
+                "failed" => {
+                    @if let Some(st) = s.stages.iter().find(|st| word(&st.outcome) == "failed") {
+                        " in " strong { (st.stage) } @if let Some(r) = &st.reason { ": " (r) }
+                    } @else if let Some(r) = &s.reason { ": " (r) }
+                }
+                "error" => { " — our fault, not charged to your quota; it is retried" }
+                "scored" => {
+                    @for (k, v) in &s.scores { " " (k) " " strong { (html::num(*v, 6)) } }
+                    @if let Some(u) = s.scores_hidden_until { " (scores shown " (time(u)) ")" }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    challenge: Option<String>,
+}
+
+pub(crate) async fn my_submissions(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Query(q): Query<ListQuery>,
+) -> PageResult {
+    let (user, token) = ctx.need_user("/submissions")?;
+    let mut rows = Vec::new();
+    for c in web.store.challenges().await.map_err(internal)? {
+        if q.challenge.as_deref().is_some_and(|w| w != c.id) {
+            continue;
+        }
+        let Some(team) = web.store.team_of(user.id, &c.id).await.map_err(internal)? else {
+            continue;
+        };
+        for p in web.store.phases(&c.id).await.map_err(internal)? {
+            for s in web
+                .store
+                .submissions(team.id, p.id)
+                .await
+                .map_err(internal)?
+            {
+                rows.push((c.title.clone(), p.name.clone(), s));
+            }
+        }
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.2.received_at));
+    // Each row as the API shows it to this user (state, reason, queue position).
+    const SHOWN: usize = 100;
+    let mut views = Vec::new();
+    for (title, phase, s) in rows.iter().take(SHOWN) {
+        let v = submission_view(&web, token, &s.id.0.to_string()).await?;
+        views.push((title, phase, v));
+    }
+    let now = web.store.now();
+    let body = html! {
+        h1 { "My submissions" }
+        @if views.is_empty() { p { "None yet. Pick a challenge on the " a href="/" { "challenges page" } " and submit an entry." } }
+        @else {
+            div.scroll { table #submissions {
+                thead { tr { th scope="col" { "Received" } th scope="col" { "Challenge" } th scope="col" { "Phase" } th scope="col" { "State" } } }
+                tbody {
+                    @for (title, phase, v) in &views {
+                        tr data-submission=(v.id) {
+                            td { a href={"/submissions/" (v.id)} { (time(v.received_at)) } }
+                            td { (title) }
+                            td { (phase) }
+                            td.live { (summary(v, now)) }
+                        }
+                    }
+                }
+            } }
+            @if rows.len() > SHOWN { p.muted { "The " (SHOWN) " newest of " (rows.len()) " are shown." } }
+        }
+    };
+    Ok(page(&ctx, "My submissions", body))
+}
+
+/// The submission's state changes as server-sent events: the API's stream, with the
+/// session's token (a browser's `EventSource` cannot send one itself).
+pub(crate) async fn events(
+    State(web): State<Web>,
+    ctx: Ctx,
+    from: Option<Extension<server::ClientAddr>>,
+    Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> PageResult {
+    let Some(token) = ctx.token.as_deref() else {
+        return Err(err(PageError::from_api(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "",
+        )));
+    };
+    let mut b = axum::extract::Request::builder()
+        .uri(format!("/api/v1/submissions/{}/events", seg(&id)))
+        .header(header::AUTHORIZATION, format!("Bearer {token}"));
+    if let Some(last) = headers.get("last-event-id") {
+        b = b.header("last-event-id", last.clone());
+    }
+    // The API counts streams per address too.
+    if let Some(Extension(a)) = from {
+        b = b.extension(a);
+    }
+    let req = b.body(Body::empty()).map_err(internal)?;
+    Ok(api::forward(&web, req).await)
+}
+
+pub(crate) async fn submission(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path(id): Path<String>,
+) -> PageResult {
+    let (_, token) = ctx.need_user(&format!("/submissions/{}", seg(&id)))?;
+    let s = submission_view(&web, token, &id).await?;
+    let mut logs = BTreeMap::new();
+    for st in s.stages.iter().filter(|st| st.log) {
+        let a = api::get(
+            &web,
+            &format!("/api/v1/submissions/{}/logs/{}", s.id, seg(&st.stage)),
+            Some(token),
+        )
+        .await;
+        if a.status.is_success() {
+            logs.insert(
+                st.stage.clone(),
+                text::clean_log(&String::from_utf8_lossy(&a.body)),
+            );
+        }
+    }
+    let state = word(&s.state);
+    let quiz_records = crate::viewer::quiz_records(&s);
+    let viewable =
+        !quiz_records.is_empty() && crate::viewer::may_view(&web, &ctx, &s.challenge).await;
+    let now = web.store.now();
+    let body = html! {
+        p.crumbs { a href={"/challenges/" (seg(&s.challenge))} { (s.challenge) } " · " a href="/submissions" { "My submissions" } }
+        h1 { "Submission" }
+        div #live data-submission=(s.id) { p.lead { (summary(&s, now)) } }
+        dl.facts {
+            dt { "Team" } dd { (s.team_name) }
+            dt { "Phase" } dd { (s.phase) }
+            dt { "Received" } dd { (time(s.received_at)) }
+            dt { "Attempts" } dd { (s.attempts) }
+            dt { "Entry sha256" } dd { code.hash { (s.reproduce.entry_sha256) } }
+            @if s.selected { dt { "Final entry" } dd { "yes, selected" } }
+        }
+        @if state == "queued" {
+            form method="post" action={"/submissions/" (s.id) "/withdraw"} { (csrf(&ctx)) button type="submit" { "Withdraw (not charged)" } }
+        }
+        @if state == "scored" && !s.selected {
+            form method="post" action={"/submissions/" (s.id) "/select"} { (csrf(&ctx)) button type="submit" { "Make this our final entry" } }
+        }
+        @if !s.scores.is_empty() || s.scores_hidden_until.is_some() {
+            section aria-labelledby="scores" {
+                h2 #scores { "Scores" }
+                @if let Some(u) = s.scores_hidden_until { p { "Exam scores of this phase are shown after it closes, " (time(u)) "." } }
+                dl.facts { @for (k, v) in &s.scores { dt { (k) } dd { (html::num(*v, 6)) } } }
+            }
+        }
+        @if !s.stages.is_empty() {
+            section aria-labelledby="stages" {
+                h2 #stages { "Stages" }
+                div.scroll { table {
+                    thead { tr { th scope="col" { "Stage" } th scope="col" { "Verdict" } th scope="col" { "Time" } th scope="col" { "Records" } th scope="col" { "Why" } } }
+                    tbody {
+                        @for st in &s.stages {
+                            tr {
+                                th scope="row" { (st.stage) }
+                                td { (state_badge(&word(&st.outcome))) }
+                                td { (html::duration(st.seconds)) }
+                                td { @if let Some(c) = &st.counts { (c.ok) " of " (c.records) " ok"
+                                    @if c.failures > 0 { ", " (c.failures) " failed" }
+                                    @if c.timeouts > 0 { ", " (c.timeouts) " timed out" }
+                                    @if c.defaulted > 0 { ", " (c.defaulted) " defaulted" } } }
+                                td { @if let Some(r) = &st.reason { (r) } }
+                            }
+                        }
+                    }
+                } }
+                p.muted { "The exam shows counts only: its per-record results stay with the organisers." }
+            }
+        }
+        @if let Some(q) = &s.quiz {
+            section aria-labelledby="quiz" {
+                h2 #quiz { "Quiz" }
+                p { "Quiz score: " strong { (html::num(Some(q.score), 6)) } }
+                @if viewable && !quiz_records.is_empty() {
+                    p { "Draw a record with your entry's answer against the truth:" }
+                    ul.records { @for r in &quiz_records { li { a href={"/submissions/" (s.id) "/records/" (seg(r))} { (r) } } } }
+                }
+            }
+        }
+        @if !s.warnings.is_empty() {
+            section aria-labelledby="warnings" {
+                h2 #warnings { "Warnings" }
+                ul { @for w in s.warnings.iter().take(200) { li { (warning_text(w)) } } }
+                @if s.warnings.len() > 200 { p.muted { (s.warnings.len() - 200) " more." } }
+            }
+        }
+        @for (stage, (log, cut)) in &logs {
+            section aria-label={"Log of " (stage)} {
+                h2 { "Log: " (stage) }
+                @if *cut { p.muted { "The first " (html::bytes(text::LOG_CAP as u64)) " are shown; the whole log is at "
+                    a href={"/api/v1/submissions/" (s.id) "/logs/" (seg(stage))} { "the API" } " (with your token)." } }
+                pre.log { (log) }
+            }
+        }
+        section aria-labelledby="reproduce" {
+            h2 #reproduce { "Reproduce it locally" }
+            pre { code { (s.reproduce.command) } }
+            dl.facts {
+                @if let Some(v) = &s.reproduce.judge_version { dt { "Judge" } dd { (v) } }
+                @if let Some(v) = &s.reproduce.scorer_version { dt { "Scorer" } dd { (v) } }
+                dt { "Definition sha256" } dd { code.hash { (s.reproduce.definition_sha256) } }
+                dt { "Data manifest sha256" } dd { code.hash { (s.reproduce.manifest_sha256) } }
+                dt { "Entry sha256" } dd { code.hash { (s.reproduce.entry_sha256) } }
+            }
+        }
+        @if let Some(o) = &s.organiser {
+            section aria-labelledby="org" {
+                h2 #org { "Organisers only" }
+                p { "Entry on the server: " code { (o.entry_path) } "; results stored: " (o.results) }
+                ol { @for h in &o.history { li { (time(h.at)) " " (h.from.map(|f| word(&f)).unwrap_or_default()) " → " (word(&h.to)) " (" (h.reason) ")" } } }
+                form method="post" action={"/organiser/requeue/" (s.id)} { (csrf(&ctx)) button type="submit" { "Requeue" } }
+            }
+        }
+    };
+    Ok(page(&ctx, "Submission", body))
+}
+
+fn warning_text(w: &serde_json::Value) -> String {
+    match w {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}: {s}"),
+                v => format!("{k}: {v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" · "),
+        v => v.to_string(),
+    }
+}
+
+pub(crate) async fn withdraw(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    submission_action(&web, &ctx, &id, "withdraw", &f.csrf).await
+}
+
+pub(crate) async fn select(
+    State(web): State<Web>,
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Form(f): Form<CsrfOnly>,
+) -> PageResult {
+    submission_action(&web, &ctx, &id, "select", &f.csrf).await
+}
+
+async fn submission_action(web: &Web, ctx: &Ctx, id: &str, action: &str, sent: &str) -> PageResult {
+    let (_, token) = ctx.need_user(&format!("/submissions/{}", seg(id)))?;
+    ctx.check_csrf(sent).map_err(err)?;
+    let a = api::post_json(
+        web,
+        &format!("/api/v1/submissions/{}/{action}", seg(id)),
+        Some(token),
+        &serde_json::json!({}),
+    )
+    .await;
+    if !a.status.is_success() {
+        return Err(err(a.refusal()));
+    }
+    Ok(redirect(&format!("/submissions/{}", seg(id))))
+}
