@@ -48,7 +48,7 @@ impl Octave {
         let base = std::env::var_os("PHYSIOJUDGE_RUNTIMES_DIR")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
-            .unwrap_or_else(|| data_home().join("runtimes"));
+            .unwrap_or_else(|| runtime::data_home().join("runtimes"));
         base.join(format!("octave-{:012x}", fnv1a(&recipe()) >> 16))
     }
 
@@ -115,20 +115,6 @@ impl Octave {
     }
 }
 
-/// physiojudge's data folder (as the runtime crate's `data_home`).
-fn data_home() -> PathBuf {
-    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    std::env::var_os("XDG_DATA_HOME")
-        .and_then(absolute)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(absolute)
-                .map(|h| h.join(".local/share"))
-        })
-        .unwrap_or_else(|| PathBuf::from("/var/lib"))
-        .join("physiojudge")
-}
-
 /// Builds the Octave runtime in `dir` (or finds it built): `mmdebstrap` of bookworm
 /// with [`PACKAGES`] from `mirror`, then its package list. Needs root, as `mmdebstrap`
 /// does. Concurrent setups wait for each other. Returns the runtime and how its
@@ -193,7 +179,7 @@ pub fn setup(dir: &Path, mirror: &str) -> Result<(Octave, Vec<String>), MatlabEr
     got.sort_unstable();
     let listed = partial.join("debian.lock");
     std::fs::write(&listed, got.join("\n") + "\n").map_err(io(&listed))?;
-    let differences = compare(DEBIAN_LOCK, &got);
+    let differences = runtime::compare_lock(DEBIAN_LOCK, &got);
     let stamp = partial.join(STAMP);
     std::fs::write(&stamp, recipe()).map_err(io(&stamp))?;
     remove_dir_if_present(dir)?;
@@ -206,32 +192,6 @@ fn remove_dir_if_present(dir: &Path) -> Result<(), MatlabError> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(dir)(e)),
         _ => Ok(()),
     }
-}
-
-/// Lines of `recorded` that `got` lacks or has at another version, and packages `got`
-/// has that `recorded` lacks.
-fn compare(recorded: &str, got: &[&str]) -> Vec<String> {
-    let want: std::collections::BTreeMap<&str, &str> = recorded
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| l.trim().split_once('='))
-        .collect();
-    let have: std::collections::BTreeMap<&str, &str> =
-        got.iter().filter_map(|l| l.split_once('=')).collect();
-    let mut out = Vec::new();
-    for (name, version) in &want {
-        match have.get(name) {
-            Some(v) if v == version => {}
-            Some(v) => out.push(format!("{name}: recorded {version}, got {v}")),
-            None => out.push(format!("{name}: recorded {version}, not installed")),
-        }
-    }
-    for (name, version) in &have {
-        if !want.contains_key(name) {
-            out.push(format!("{name}: not recorded, got {version}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -267,7 +227,7 @@ mod tests {
 
     #[test]
     fn differences_are_named() {
-        let d = compare("# x\na=1\nb=2\n", &["a=1", "b=3", "c=1"]);
+        let d = runtime::compare_lock("# x\na=1\nb=2\n", &["a=1", "b=3", "c=1"]);
         assert_eq!(
             d,
             ["b: recorded 2, got 3", "c: not recorded, got 1"].map(String::from)

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod release;
-pub use release::{DEFAULT_MIRROR, ROOTFS, Release, resolve_in, setup_release};
+pub use release::{DEFAULT_MIRROR, ROOTFS, Release, compare_lock, resolve_in, setup_release};
 
 /// The pinned requirements, embedded so that the binary works from anywhere.
 pub const LOCK: &str = include_str!("../../../runtime/requirements.lock");

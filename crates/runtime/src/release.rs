@@ -314,7 +314,7 @@ pub fn setup_release(
     got.sort_unstable();
     let listed = partial.join("debian.lock");
     std::fs::write(&listed, got.join("\n") + "\n").map_err(io(&listed))?;
-    let differences = compare(release.debian_lock(), &got);
+    let differences = compare_lock(release.debian_lock(), &got);
     // The launcher names the final folder, where the runtime will be used.
     let bin = partial.join("bin");
     std::fs::create_dir_all(&bin).map_err(io(&bin))?;
@@ -347,7 +347,7 @@ pub fn setup_release(
 
 /// `name=version` lines of `recorded` that `got` lacks or has at another version, and
 /// packages `got` has that `recorded` lacks (nothing when nothing was recorded).
-fn compare(recorded: &str, got: &[&str]) -> Vec<String> {
+pub fn compare_lock(recorded: &str, got: &[&str]) -> Vec<String> {
     let want: std::collections::BTreeMap<&str, &str> = recorded
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -430,8 +430,8 @@ mod tests {
 
     #[test]
     fn package_differences_are_named() {
-        assert!(compare("", &["a=1"]).is_empty());
-        let d = compare("# x\na=1\nb=2\n", &["a=1", "b=3", "c=1"]);
+        assert!(compare_lock("", &["a=1"]).is_empty());
+        let d = compare_lock("# x\na=1\nb=2\n", &["a=1", "b=3", "c=1"]);
         assert_eq!(
             d,
             ["b: recorded 2, got 3", "c: not recorded, got 1"].map(String::from)
