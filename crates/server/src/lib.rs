@@ -33,7 +33,6 @@ mod limits;
 mod metrics;
 mod serve;
 pub mod sight;
-mod upload;
 pub mod views;
 
 use std::path::{Path, PathBuf};

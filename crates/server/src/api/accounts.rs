@@ -12,6 +12,17 @@ use crate::limits::ClientAddr;
 use crate::views::{
     CreatedUser, CreatedWorker, ErrorBody, Login, NewUser, NewWorker, TokenView, UserView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(create_user))
+        .routes(routes!(me))
+        .routes(routes!(create_token))
+}
 
 /// Names are shown on leaderboards and in messages: bounded, on one line.
 pub(crate) fn check_name(field: &str, name: &str) -> Result<(), ApiError> {

@@ -18,6 +18,19 @@ use crate::views::{
     BoardName, ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView, LeaderboardView,
     NewChallenge, NewPhase, PhaseView, PublishedView, QuotaInput, QuotaView, RankingView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get_one))
+        .routes(routes!(create_phase))
+        .routes(routes!(quota))
+        .routes(routes!(leaderboard))
+}
 
 /// The judge's reading of a stored definition (its precision, its ranking numbers).
 pub(crate) fn judge_challenge(c: &store::Challenge) -> Result<judge::Challenge, ApiError> {

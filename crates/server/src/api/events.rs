@@ -33,6 +33,15 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::limits::{ClientAddr, StreamSlot};
 use crate::views::{ErrorBody, ProgressEvent, StateEvent, StateEventFrame};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(events))
+}
 
 /// The last history read of each followed submission: a stream whose poll finds it
 /// younger than half a poll takes it rather than reading the store again, so N streams

@@ -12,6 +12,16 @@ use crate::error::ApiError;
 use crate::json::Json;
 use crate::metrics::label;
 use crate::views::{ErrorBody, Health};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(metrics))
+}
 
 /// Whether the server answers and reaches its database.
 #[utoipa::path(get, path = "/healthz", tag = "operations",

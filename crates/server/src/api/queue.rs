@@ -25,6 +25,20 @@ use crate::error::ApiError;
 use crate::json::{Body as JsonBody, Json};
 use crate::layout::{INCOMING, result_dir};
 use crate::views::ErrorBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(announce))
+        .routes(routes!(take))
+        .routes(routes!(entry))
+        .routes(routes!(heartbeat))
+        .routes(routes!(put_result))
+        .routes(routes!(report))
+}
 
 /// A JSON object whose shape is the Rust type the description names (`dispatch` and
 /// `store`, docs/service.md "A fleet"): both ends of these calls are physiojudge's own.
@@ -279,7 +293,7 @@ pub(crate) async fn put_result(
     let incoming = app.config.state_dir.join(INCOMING);
     let archive = incoming.join(format!("result-{name}.tar"));
     let (_, _, archive) =
-        crate::upload::receive(body, &archive, MAX_RESULT_BYTES, "a result folder").await?;
+        super::upload::receive(body, &archive, MAX_RESULT_BYTES, "a result folder").await?;
     // Unpacked and made durable in a scratch folder of its own, outside the lock: the
     // slow part, and no other request sees it.
     let folder = incoming.join(format!("result-{name}"));

@@ -18,6 +18,19 @@ use crate::json::{Body, Json};
 use crate::views::{
     BoardName, ErrorBody, LeaderboardView, PublishRequest, RescoreRequest, RescoreView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(publish))
+        .routes(routes!(rescore))
+        .routes(routes!(get_rescore))
+        .routes(routes!(apply_rescore))
+        .routes(routes!(cancel_rescore))
+}
 
 /// An organiser publishes a phase's final leaderboard: each team's selected submission,
 /// or its best scored one if it selected none, with their scores on the phase's scored

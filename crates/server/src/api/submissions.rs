@@ -33,6 +33,20 @@ use crate::views::{
     CountsView, ErrorBody, HistoryView, OrganiserView, QuizView, Reproduce, StageOutcome,
     StageView, SubmissionPage, SubmissionRow, SubmissionView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(get_one))
+        .routes(routes!(log))
+        .routes(routes!(list, super::upload::upload))
+        .routes(routes!(withdraw))
+        .routes(routes!(select))
+        .routes(routes!(requeue))
+}
 
 /// How the caller stands to a submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

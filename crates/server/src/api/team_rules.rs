@@ -21,6 +21,19 @@ use crate::views::{
     BaselineRequest, ErrorBody, ExtensionRequest, ExtensionView, QuotaOverrideRequest,
     QuotaOverrideView, TeamView,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(list_extensions))
+        .routes(routes!(get_extension, put_extension, delete_extension))
+        .routes(routes!(list_quotas))
+        .routes(routes!(get_quota, put_quota, delete_quota))
+        .routes(routes!(put_baseline))
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -12,6 +12,20 @@ use crate::auth::{Caller, is_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};
 use crate::views::{ErrorBody, InvitationView, NewInvitation, NewTeam, TeamView};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(create_team))
+        .routes(routes!(get_team))
+        .routes(routes!(invite))
+        .routes(routes!(my_invitations))
+        .routes(routes!(accept))
+        .routes(routes!(decline))
+}
 
 async fn team_view(app: &App, team: &store::Team) -> Result<TeamView, ApiError> {
     let members = app.store.members(team.id).await?;

@@ -14,6 +14,20 @@ use crate::auth::Organiser;
 use crate::error::ApiError;
 use crate::json::{Json, Query};
 use crate::views::{BuildView, ChallengeView, ErrorBody, WorkerView, WorkersView};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
+/// entry at once, so the two cannot drift.
+pub(super) fn router() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(list, super::accounts::create_worker))
+        .routes(routes!(drain))
+        .routes(routes!(disable))
+        .routes(routes!(enable))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+}
 
 /// The judge build the server runs: its workers must run the same.
 pub(crate) fn server_build() -> Build {
