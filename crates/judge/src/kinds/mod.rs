@@ -2,11 +2,12 @@
 //!
 //! Each kind lives in its own folder and implements [`Kind`]: how a folder of outputs is
 //! scored, which fields of a scorer report come from the entry (the rest is the
-//! reference, hidden unless quiz labels are revealed), the numbers it ranks by, when outputs are degenerate, what
-//! a folder-interface entry writes per record, and the sentence the challenge page gives
-//! on scoring. The rest of the judge and the platform ask the kind ([`of`]) and never
-//! match on the scorer themselves; adding a kind is a folder and one line in [`of`]
-//! (`docs/challenges.md`, "Adding a challenge kind").
+//! reference, hidden unless quiz labels are revealed), the numbers it ranks by, when
+//! outputs are degenerate, what a folder-interface entry writes per record, the sentence
+//! the challenge page gives on scoring, and what the record viewer shows of a quiz
+//! record ([`view`]). The rest of the judge and the platform ask the kind ([`of`]) and
+//! never match on the scorer themselves; adding a kind is a folder and one line in
+//! [`of`] (`docs/challenges.md`, "Adding a challenge kind").
 //!
 //! What a kind is not: the official metric itself (the `score` crate computes it, checked
 //! against the official scorers) nor the way an entry is driven (`pipeline::driver`).
@@ -24,6 +25,7 @@ mod cinc2017;
 mod cpsc2021;
 mod p300speller;
 mod physionet2022;
+pub mod view;
 
 /// A folder of outputs scored by a kind's scorer.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +84,17 @@ pub trait Kind: Sync {
 
     /// How scoring works, in one paragraph for the challenge page.
     fn scoring_text(&self) -> &'static str;
+
+    /// One quiz record (or patient, or subject) as the record viewer shows it: the
+    /// truth from `data`, the entry's answer from its quiz `outputs`, over the window
+    /// `ask` names. An error says what could not be read.
+    fn record_view(
+        &self,
+        data: &Path,
+        outputs: &Path,
+        name: &str,
+        ask: view::Ask,
+    ) -> Result<view::RecordView, String>;
 }
 
 /// The kind a challenge's scorer names. One line per kind: the only match on the scorer.

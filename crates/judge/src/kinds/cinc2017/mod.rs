@@ -11,9 +11,21 @@ use super::{Kind, Scored, data_error, item_count, one_value, problem, to_json};
 use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
+mod view;
+
 pub(super) struct Cinc2017;
 
 impl Kind for Cinc2017 {
+    fn record_view(
+        &self,
+        data: &Path,
+        outputs: &Path,
+        name: &str,
+        ask: super::view::Ask,
+    ) -> Result<super::view::RecordView, String> {
+        view::record_view(data, outputs, name, ask)
+    }
+
     fn score_folder(
         &self,
         data: &Path,

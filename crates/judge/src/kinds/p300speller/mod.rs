@@ -12,9 +12,21 @@ use crate::challenge::RankingNumber;
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
+mod view;
+
 pub(super) struct P300Speller;
 
 impl Kind for P300Speller {
+    fn record_view(
+        &self,
+        data: &Path,
+        outputs: &Path,
+        name: &str,
+        _ask: super::view::Ask,
+    ) -> Result<super::view::RecordView, String> {
+        view::record_view(data, outputs, name)
+    }
+
     /// The stream driver scores its own session; there is no folder of outputs.
     fn score_folder(
         &self,

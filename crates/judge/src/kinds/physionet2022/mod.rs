@@ -11,9 +11,21 @@ use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
 use crate::challenge::{Better, RankingNumber};
 
+mod view;
+
 pub(super) struct Physionet2022;
 
 impl Kind for Physionet2022 {
+    fn record_view(
+        &self,
+        data: &Path,
+        outputs: &Path,
+        name: &str,
+        ask: super::view::Ask,
+    ) -> Result<super::view::RecordView, String> {
+        view::record_view(data, outputs, name, ask)
+    }
+
     fn score_folder(
         &self,
         data: &Path,
