@@ -12,8 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use chrono::{DateTime, SecondsFormat, Utc};
 use clap::Args;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use server::views::{
+    CreatedSubmission, ErrorBody, ProgressEvent, StateEvent, StateName, SubmissionView,
+};
 
 use crate::evaluate_cmd::Bars;
 use crate::output::Exit;
@@ -61,8 +65,30 @@ pub struct StatusArgs {
 }
 
 /// A state after which nothing changes (`error` is retried, so it is not one).
-fn is_final(state: &str) -> bool {
-    matches!(state, "scored" | "failed" | "withdrawn")
+fn is_final(state: StateName) -> bool {
+    matches!(
+        state,
+        StateName::Scored | StateName::Failed | StateName::Withdrawn
+    )
+}
+
+/// A word of the API (a state, an outcome) as the API spells it.
+fn word(v: &impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "?".to_owned(),
+    }
+}
+
+/// A time as the API sends it (RFC 3339, UTC).
+fn time(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// A figure as the server sent it (the scorer's digits, not re-rounded), `-` for none.
+fn figure(v: Option<f64>) -> String {
+    v.and_then(serde_json::Number::from_f64)
+        .map_or_else(|| "-".to_owned(), |n| n.to_string())
 }
 
 /// How long a submission must stay in `error` before `status` takes it as left for the
@@ -122,8 +148,9 @@ impl Client {
         format!("{}{path}", self.base)
     }
 
-    /// The JSON of a successful answer, or the server's error, said clearly.
-    async fn json(&self, what: &str, r: reqwest::RequestBuilder) -> Result<Value> {
+    /// A successful answer read as `T` (the server's own view types), or the server's
+    /// error, said clearly.
+    async fn read<T: DeserializeOwned>(&self, what: &str, r: reqwest::RequestBuilder) -> Result<T> {
         let r = r
             .bearer_auth(&self.token)
             .send()
@@ -134,15 +161,14 @@ impl Client {
             .text()
             .await
             .with_context(|| format!("{what}: reading the answer"))?;
-        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if status.is_success() {
-            return Ok(json);
+            return parse(what, &text);
         }
-        bail!("{what}: {}", refusal(status.as_u16(), &json, &text))
+        bail!("{what}: {}", refusal(status.as_u16(), &text))
     }
 
-    async fn submission(&self, id: &str) -> Result<Value> {
-        self.json(
+    async fn submission(&self, id: &str) -> Result<SubmissionView> {
+        self.read(
             "reading the submission",
             self.http
                 .get(self.url(&format!("/api/v1/submissions/{}", segment(id)))),
@@ -151,25 +177,32 @@ impl Client {
     }
 }
 
+/// A successful answer's body as `T`; one this client cannot read (another server
+/// build) is said as such.
+fn parse<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
+    serde_json::from_str(text).with_context(|| {
+        format!("{what}: the server's answer is not what this client reads (another build?)")
+    })
+}
+
 /// The server's `{"error": {"code", "message", …}}` as one line, with the figures some
 /// refusals carry (when the quota frees a slot, when the phase opens or closed).
-fn refusal(status: u16, json: &Value, text: &str) -> String {
-    let e = &json["error"];
-    let Some(code) = e["code"].as_str() else {
+fn refusal(status: u16, text: &str) -> String {
+    let Ok(ErrorBody { error: e }) = serde_json::from_str::<ErrorBody>(text) else {
         let text: String = text.chars().take(200).collect();
         return format!("the server answered {status}: {}", text.trim());
     };
     let mut line = format!(
-        "the server refused ({status} {code}): {}",
-        e["message"].as_str().unwrap_or("")
+        "the server refused ({status} {}): {}",
+        e.code, e.message
     );
-    for (key, label) in [
-        ("next_slot_at", "next slot"),
-        ("opens", "opens"),
-        ("closes", "closes"),
-        ("state", "state"),
+    for (label, value) in [
+        ("next slot", e.next_slot_at.as_ref().map(time)),
+        ("opens", e.opens.as_ref().map(time)),
+        ("closes", e.closes.as_ref().map(time)),
+        ("state", e.state.as_ref().map(word)),
     ] {
-        if let Some(v) = e[key].as_str() {
+        if let Some(v) = value {
             line.push_str(&format!("; {label}: {v}"));
         }
     }
@@ -232,17 +265,14 @@ pub fn submit(a: SubmitArgs, out: &mut dyn Write) -> Result<()> {
             client.base
         );
         let created = upload(&client, &path, &archive, size).await?;
-        let id = created["id"]
-            .as_str()
-            .context("the server's answer has no submission id")?
-            .to_owned();
+        let id = created.id.to_string();
         writeln!(out, "{id}")?;
         out.flush()?;
         eprintln!(
             "submission {id}: {} in phase {}, entry sha256 {}",
-            created["state"].as_str().unwrap_or("?"),
-            created["phase"].as_str().unwrap_or("?"),
-            created["entry_sha256"].as_str().unwrap_or("?"),
+            word(&created.state),
+            created.phase,
+            created.entry_sha256,
         );
         if a.no_wait {
             return Ok(());
@@ -259,7 +289,12 @@ const UPLOAD_TRIES: u32 = 6;
 /// with every retry: an upload whose answer was lost (the connection dropped, a proxy's
 /// 502 or timeout) is sent again, and the server answers a retry of one it recorded
 /// with that submission, charged once (docs/service.md, "Uploads").
-async fn upload(client: &Client, path: &str, archive: &Path, size: u64) -> Result<Value> {
+async fn upload(
+    client: &Client,
+    path: &str,
+    archive: &Path,
+    size: u64,
+) -> Result<CreatedSubmission> {
     let key = uuid::Uuid::now_v7().to_string();
     let what = "uploading the entry";
     let mut wait = Duration::from_secs(1);
@@ -287,14 +322,13 @@ async fn upload(client: &Client, path: &str, archive: &Path, size: u64) -> Resul
                 match text {
                     Err(e) => format!("the answer broke off ({e})"),
                     Ok(text) => {
-                        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                         if status.is_success() {
-                            return Ok(json);
+                            return parse(what, &text);
                         }
                         let transient = status.is_server_error()
                             || status == reqwest::StatusCode::REQUEST_TIMEOUT
                             || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
-                        let said = refusal(status.as_u16(), &json, &text);
+                        let said = refusal(status.as_u16(), &text);
                         if !transient {
                             bail!("{what}: {said}");
                         }
@@ -397,22 +431,22 @@ async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
     let mut s = client.submission(id).await?;
     bars.line(&format!(
         "submission {} of team {} in {} / {}: {}{}",
-        s["id"].as_str().unwrap_or(id),
-        s["team_name"].as_str().unwrap_or("?"),
-        s["challenge"].as_str().unwrap_or("?"),
-        s["phase"].as_str().unwrap_or("?"),
-        s["state"].as_str().unwrap_or("?"),
+        s.id,
+        s.team_name,
+        s.challenge,
+        s.phase,
+        word(&s.state),
         position(&s),
     ));
     let mut last_seq: Option<String> = None;
-    let mut state = s["state"].as_str().unwrap_or("").to_owned();
-    let mut error_since = (state == "error").then(Instant::now);
+    let mut state = s.state;
+    let mut error_since = (state == StateName::Error).then(Instant::now);
     let mut stage: Option<String> = None;
-    while !is_final(&state) {
+    while !is_final(state) {
         if error_since.is_some_and(|t| t.elapsed() >= ERROR_SETTLES) {
             s = client.submission(id).await?;
-            state = s["state"].as_str().unwrap_or("").to_owned();
-            if state == "error" {
+            state = s.state;
+            if state == StateName::Error {
                 break;
             }
             error_since = None;
@@ -435,11 +469,7 @@ async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
         if !r.status().is_success() {
             let status = r.status().as_u16();
             let text = r.text().await.unwrap_or_default();
-            let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-            bail!(
-                "following the submission: {}",
-                refusal(status, &json, &text)
-            );
+            bail!("following the submission: {}", refusal(status, &text));
         }
         let mut stream = r.bytes_stream();
         let mut buf = String::new();
@@ -459,28 +489,30 @@ async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
             };
             buf.push_str(&String::from_utf8_lossy(&chunk));
             for e in parse_events(&mut buf) {
-                let Ok(data) = serde_json::from_str::<Value>(&e.data) else {
-                    continue;
-                };
                 match e.event.as_str() {
                     "state" => {
+                        let Ok(data) = serde_json::from_str::<StateEvent>(&e.data) else {
+                            continue;
+                        };
                         if e.id.is_some() {
                             last_seq = e.id.clone();
                         }
-                        let to = data["to"].as_str().unwrap_or("?").to_owned();
-                        let reason = data["reason"].as_str().unwrap_or("");
+                        let change = data.change;
                         bars.line(&format!(
-                            "{} → {to} ({reason})",
-                            data["from"].as_str().unwrap_or("new")
+                            "{} → {} ({})",
+                            change.from.as_ref().map_or_else(|| "new".to_owned(), word),
+                            word(&change.to),
+                            change.reason
                         ));
-                        error_since = (to == "error").then(Instant::now);
+                        error_since = (change.to == StateName::Error).then(Instant::now);
                         stage = None;
-                        state = to;
+                        state = change.to;
                     }
                     "progress" => {
-                        let now = data["stage"].as_str().unwrap_or("").to_owned();
-                        let done = data["done"].as_u64().unwrap_or(0) as usize;
-                        let total = data["total"].as_u64().unwrap_or(0) as usize;
+                        let Ok(data) = serde_json::from_str::<ProgressEvent>(&e.data) else {
+                            continue;
+                        };
+                        let (now, done, total) = (data.stage, data.done, data.total);
                         if now.is_empty() {
                             continue;
                         }
@@ -495,15 +527,15 @@ async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
                     _ => {}
                 }
             }
-            if is_final(&state) {
+            if is_final(state) {
                 break;
             }
         }
-        if !is_final(&state) && error_since.is_none() {
+        if !is_final(state) && error_since.is_none() {
             // The stream ended without a final state (the server stopped): look again.
             tokio::time::sleep(Duration::from_secs(1)).await;
             match client.submission(id).await {
-                Ok(now) => state = now["state"].as_str().unwrap_or("").to_owned(),
+                Ok(now) => state = now.state,
                 Err(e) => bars.line(&format!("  ({e:#}; trying again)")),
             }
         }
@@ -514,95 +546,78 @@ async fn follow(client: &Client, id: &str, out: &mut dyn Write) -> Result<()> {
     exit_for(&s)
 }
 
-fn position(s: &Value) -> String {
-    match s["queue_position"].as_u64() {
+fn position(s: &SubmissionView) -> String {
+    match s.queue_position {
         Some(n) => format!(" (queue position {n})"),
         None => String::new(),
     }
 }
 
 /// The exit status a submission's state calls for.
-fn exit_for(s: &Value) -> Result<()> {
-    let id = s["id"].as_str().unwrap_or("?");
-    let reason = s["reason"].as_str().unwrap_or("");
-    match s["state"].as_str().unwrap_or("") {
-        "scored" | "queued" | "running" => Ok(()),
-        "failed" => Err(Exit::new(1, format!("submission {id} failed: {reason}")).into()),
-        "withdrawn" => Err(Exit::new(1, format!("submission {id} was withdrawn")).into()),
-        "error" => Err(Exit::new(3, format!("submission {id} is in error: {reason}")).into()),
-        other => Err(Exit::new(1, format!("submission {id} is {other:?}")).into()),
-    }
-}
-
-fn num(v: &Value) -> String {
-    match v {
-        Value::Number(n) => n.to_string(),
-        Value::Null => "-".to_owned(),
-        v => v.to_string(),
+fn exit_for(s: &SubmissionView) -> Result<()> {
+    let id = s.id;
+    let reason = s.reason.as_deref().unwrap_or("");
+    match s.state {
+        StateName::Scored | StateName::Queued | StateName::Running => Ok(()),
+        StateName::Failed => {
+            Err(Exit::new(1, format!("submission {id} failed: {reason}")).into())
+        }
+        StateName::Withdrawn => {
+            Err(Exit::new(1, format!("submission {id} was withdrawn")).into())
+        }
+        StateName::Error => {
+            Err(Exit::new(3, format!("submission {id} is in error: {reason}")).into())
+        }
     }
 }
 
 /// The submission as a team sees it: state, stages, scores, warnings, how to reproduce.
-fn summary(s: &Value, out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "submission {}", s["id"].as_str().unwrap_or("?"))?;
+fn summary(s: &SubmissionView, out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "submission {}", s.id)?;
     writeln!(
         out,
         "team       {} · challenge {} · phase {}",
-        s["team_name"].as_str().unwrap_or("?"),
-        s["challenge"].as_str().unwrap_or("?"),
-        s["phase"].as_str().unwrap_or("?")
+        s.team_name, s.challenge, s.phase
     )?;
     writeln!(
         out,
         "state      {}{} (attempts: {})",
-        s["state"].as_str().unwrap_or("?"),
+        word(&s.state),
         position(s),
-        num(&s["attempts"])
+        s.attempts
     )?;
-    if let Some(r) = s["reason"].as_str() {
+    if let Some(r) = &s.reason {
         writeln!(out, "reason     {r}")?;
     }
-    let stages = s["stages"].as_array().cloned().unwrap_or_default();
-    if !stages.is_empty() {
+    if !s.stages.is_empty() {
         writeln!(out)?;
         writeln!(out, "{:<6} {:>8}  outcome", "stage", "time")?;
-        for st in &stages {
-            let mut text = st["outcome"].as_str().unwrap_or("?").to_owned();
-            if let Some(r) = st["reason"].as_str() {
+        for st in &s.stages {
+            let mut text = word(&st.outcome);
+            if let Some(r) = &st.reason {
                 text.push_str(&format!(": {r}"));
             }
-            let c = &st["counts"];
-            if c.is_object() {
+            if let Some(c) = &st.counts {
                 text.push_str(&format!(
                     " — {} records: {} ok, {} failed, {} timed out, {} without usable output",
-                    num(&c["records"]),
-                    num(&c["ok"]),
-                    num(&c["failures"]),
-                    num(&c["timeouts"]),
-                    num(&c["defaulted"])
+                    c.records, c.ok, c.failures, c.timeouts, c.defaulted
                 ));
             }
-            let secs = st["seconds"].as_f64().unwrap_or(0.0);
-            writeln!(
-                out,
-                "{:<6} {secs:>7.1}s  {text}",
-                st["stage"].as_str().unwrap_or("?")
-            )?;
+            writeln!(out, "{:<6} {:>7.1}s  {text}", st.stage, st.seconds)?;
         }
     }
     writeln!(out)?;
-    if let Some(q) = s["quiz"]["score"].as_f64() {
-        writeln!(out, "quiz score {q}")?;
+    if let Some(q) = &s.quiz {
+        writeln!(out, "quiz score {}", q.score)?;
     }
-    if let Some(scores) = s["scores"].as_object() {
-        for (key, v) in scores {
-            writeln!(out, "exam {key:<13} {}", num(v))?;
-        }
+    for (key, v) in &s.scores {
+        writeln!(out, "exam {key:<13} {}", figure(*v))?;
     }
-    if let Some(until) = s["scores_hidden_until"].as_str() {
-        writeln!(out, "exam scores hidden until {until}")?;
+    if let Some(until) = &s.scores_hidden_until {
+        writeln!(out, "exam scores hidden until {}", time(until))?;
     }
-    if let Some(w) = s["warnings"].as_array().filter(|w| !w.is_empty()) {
+    if !s.warnings.is_empty() {
+        let w = &s.warnings;
         writeln!(out, "warnings   {}", w.len())?;
         for x in w.iter().take(20) {
             let text = x.as_str().map_or_else(|| x.to_string(), str::to_owned);
@@ -612,8 +627,8 @@ fn summary(s: &Value, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "  … and {} more", w.len() - 20)?;
         }
     }
-    if let Some(c) = s["reproduce"]["command"].as_str() {
-        writeln!(out, "reproduce  {c}")?;
+    if !s.reproduce.command.is_empty() {
+        writeln!(out, "reproduce  {}", s.reproduce.command)?;
     }
     Ok(())
 }
@@ -640,15 +655,15 @@ mod tests {
 
     #[test]
     fn refusals_are_one_clear_line() {
-        let json: Value = serde_json::json!({"error": {"code": "quota_spent",
-            "message": "the team's quota is spent", "next_slot_at": "2026-03-03T00:00:00Z"}});
+        let json = r#"{"error": {"code": "quota_spent",
+            "message": "the team's quota is spent", "next_slot_at": "2026-03-03T00:00:00Z"}}"#;
         assert_eq!(
-            refusal(409, &json, ""),
+            refusal(409, json),
             "the server refused (409 quota_spent): the team's quota is spent; \
              next slot: 2026-03-03T00:00:00Z"
         );
         assert_eq!(
-            refusal(502, &Value::Null, "Bad Gateway\n"),
+            refusal(502, "Bad Gateway\n"),
             "the server answered 502: Bad Gateway"
         );
     }
