@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lighthouse on the site's pages (issue 35's acceptance): a `physiojudge serve --demo`
-# on loopback, judged to the end, then Lighthouse's desktop audit of the challenge page,
+# on loopback, once its CinC 2017 example entry is scored, then Lighthouse's desktop audit of the challenge page,
 # its leaderboard, a scored submission's page (signed in as its team) and the
 # organiser's console (signed in as the organiser), in Debian's Chromium, headless.
 # Passes when every page has accessibility 100, best practices 100 and performance
@@ -32,8 +32,12 @@ if [ ! -x "$lh" ]; then
   mkdir -p "$lh_dir"
   npm install --prefix "$lh_dir" --no-audit --no-fund --loglevel=error lighthouse@12 >&2
 fi
+# The Python runtime entries run on (set up once by `serve --demo` when missing), kept
+# under target/ as the tests keep theirs.
+export PHYSIOJUDGE_RUNTIME_DIR="${PHYSIOJUDGE_RUNTIME_DIR:-$root/target/tmp/runtime}"
 exec python3 - "$pj" "$chrome" "$lh" "${SLOT:-56}" <<'PY'
 import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time
+import urllib.request
 
 pj, chrome, lh, slot = sys.argv[1:5]
 tmp = tempfile.mkdtemp(prefix="lighthouse-")
@@ -74,14 +78,26 @@ try:
         m = re.match(r"demo submission (\S+) \((\S+), team", line)
         if m:
             submissions.setdefault(m.group(2), []).append(m.group(1))
-        if line.startswith("demo judged:"):
+        if line.startswith("demo seeded:"):
             break
     else:
         sys.exit(f"serve --demo stopped: see {tmp}/serve.log")
     if not (org and part and submissions.get("cinc2017")):
         sys.exit("serve --demo did not print its tokens and submissions")
-    # The participant's first CinC 2017 submission (the example entry, scored).
+    # The participant's first CinC 2017 submission (the example entry): audited once it
+    # is scored (the other challenges' entries may still be judged meanwhile).
     sub = submissions["cinc2017"][0]
+    while True:
+        if time.time() > deadline or server.poll() is not None:
+            sys.exit(f"the CinC 2017 example was not judged: see {tmp}/serve.log")
+        req = urllib.request.Request(f"{base}/api/v1/submissions/{sub}",
+                                     headers={"Authorization": f"Bearer {part}"})
+        state = json.load(urllib.request.urlopen(req))["state"]
+        if state == "scored":
+            break
+        if state in ("failed", "withdrawn"):
+            sys.exit(f"the CinC 2017 example ended {state}: see {tmp}/serve.log")
+        time.sleep(2)
     pages = [
         ("challenge page", "/challenges/cinc2017", None),
         ("leaderboard", "/challenges/cinc2017/leaderboard", part),

@@ -121,7 +121,11 @@ fn result(challenge: &str, quiz_passed: bool, score: f64) -> Value {
         ],
         // A failed quiz's result may still carry a number: the page must not show it.
         "quiz_score": {"score": if quiz_passed { score } else { 0.0 }, "report": cinc_report(score)},
-        "exam_score": {"precision": 3, "ranking": [{"key": "score", "value": score, "better": "higher"}]},
+        "exam_score": if quiz_passed {
+            json!({"precision": 3, "ranking": [{"key": "score", "value": score, "better": "higher"}]})
+        } else {
+            Value::Null
+        },
         "judge_version": "judge 0.1.0"
     })
 }
@@ -592,9 +596,19 @@ async fn pages_fit_phones(b: Backend) {
             common::wait_text(&c, "main", "").await;
             common::fits(&c, w).await;
             if let (Some(dir), true) = (&shots, w != 360) {
+                // The whole page: the window as tall as the page (up to 5000 px).
+                let tall = c
+                    .execute("return document.documentElement.scrollHeight", vec![])
+                    .await
+                    .unwrap()
+                    .as_u64()
+                    .unwrap_or(u64::from(h));
+                let tall = u32::try_from(tall.clamp(u64::from(h), 5000)).unwrap();
+                c.set_window_size(w, tall + 100).await.unwrap();
                 std::fs::create_dir_all(dir).unwrap();
                 let png = c.screenshot().await.unwrap();
                 std::fs::write(dir.join(format!("{name}-{w}.png")), png).unwrap();
+                c.set_window_size(w, h).await.unwrap();
             }
         }
         if w == 390 {

@@ -51,15 +51,32 @@ pub(crate) struct ListQuery {
     challenge: Option<String>,
 }
 
+/// A challenge's ranking numbers as (key, name), from its scorer's description.
+async fn ranking_names(web: &Web, challenge: &str) -> Vec<(String, String)> {
+    definition(web, challenge)
+        .await
+        .map(|d| {
+            d.scorer
+                .ranking()
+                .iter()
+                .map(|r| (r.key.to_owned(), r.name.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A ranking number's name by its key (the key itself for one not described).
+fn name_of(names: &[(String, String)], key: &str) -> String {
+    names
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or(key.to_owned(), |(_, n)| n.clone())
+}
+
 /// A submission's figures in a cell: each ranking number under its name, the quiz
 /// score when the quiz passed, or when hidden figures show.
 fn figures(v: &SubmissionView, names: &[(String, String)]) -> Markup {
-    let name = |k: &str| {
-        names
-            .iter()
-            .find(|(key, _)| key == k)
-            .map_or(k.to_owned(), |(_, n)| n.clone())
-    };
+    let name = |k: &str| name_of(names, k);
     let quiz_passed = quiz_stage_passed(v);
     html! {
         @for (k, f) in &v.scores { span.fig { (name(k)) " " strong { (html::num(*f, 6)) } } " " }
@@ -99,16 +116,7 @@ pub(crate) async fn my_submissions(
         {
             continue;
         }
-        if let Some(d) = definition(&web, &c.id).await {
-            names.insert(
-                c.id.clone(),
-                d.scorer
-                    .ranking()
-                    .iter()
-                    .map(|r| (r.key.to_owned(), r.name.to_owned()))
-                    .collect(),
-            );
-        }
+        names.insert(c.id.clone(), ranking_names(&web, &c.id).await);
         for p in web.store.phases(&c.id).await.map_err(internal)? {
             for s in web
                 .store
@@ -243,6 +251,7 @@ pub(crate) async fn submission(
         && !s.selected
         && !ctx.is_organiser()
         && selection_closes.is_none_or(|t| now < t);
+    let names = ranking_names(&web, &s.challenge).await;
     let quiz_stage = s.stages.iter().find(|st| st.stage == "quiz");
     let quiz_passed = quiz_stage_passed(&s);
     let log_href = |stage: &str| format!("/submissions/{}/logs/{}", s.id, seg(stage));
@@ -270,7 +279,7 @@ pub(crate) async fn submission(
             section aria-labelledby="scores" {
                 h2 #scores { "Scores" }
                 @if let Some(u) = s.scores_hidden_until { p { "Exam scores of this phase are shown after it closes, " (time(u)) "." } }
-                dl.facts { @for (k, v) in &s.scores { dt { (k) } dd { (html::num(*v, 6)) } } }
+                dl.facts { @for (k, v) in &s.scores { dt { (name_of(&names, k)) } dd { (html::num(*v, 6)) } } }
             }
         }
         @if !s.stages.is_empty() {
