@@ -129,8 +129,9 @@ try:
                        if v.get("score") is not None and v["score"] < 1
                        and v.get("scoreDisplayMode") in ("binary", "numeric")]
             bad.append(f"{name}: {score}; audits below 1: {', '.join(sorted(failing))}")
+    ua = re.search(r"(?:Headless)?Chrome/[\d.]+", report["environment"]["hostUserAgent"])
     print(f"Lighthouse {report['lighthouseVersion']}, desktop preset, "
-          f"{report['environment']['hostUserAgent'].split(' (')[0]}; {os.cpu_count()} CPUs, "
+          f"{ua.group(0) if ua else 'Chromium'}; {os.cpu_count()} CPUs, "
           "load average %.1f %.1f %.1f" % os.getloadavg())
     print()
     print("| page | path | performance | accessibility | best practices | FCP | LCP |")
