@@ -230,13 +230,18 @@ pub enum Better {
 }
 
 /// One number a challenge ranks by: its key in the scorer's report, what people call it,
-/// its unit (none for a score without one) and which way is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// its unit (none for a score without one), which way is better and the values it can
+/// take (a plot's axis spans them, so an F1 is drawn on 0 to 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankingNumber {
     pub key: &'static str,
     pub name: &'static str,
     pub unit: Option<&'static str>,
     pub better: Better,
+    /// The least value it can take, when it has one.
+    pub min: Option<f64>,
+    /// The greatest value it can take, when it has one.
+    pub max: Option<f64>,
 }
 
 impl RankingNumber {
@@ -247,7 +252,14 @@ impl RankingNumber {
             name,
             unit,
             better: Better::Higher,
+            min: None,
+            max: None,
         }
+    }
+
+    /// The same number, known to lie within `min` and `max` (either open).
+    pub const fn within(self, min: Option<f64>, max: Option<f64>) -> RankingNumber {
+        RankingNumber { min, max, ..self }
     }
 }
 

@@ -140,6 +140,7 @@ impl Web {
             .route("/submissions", get(pages::my_submissions))
             .route("/submissions/{id}", get(pages::submission))
             .route("/submissions/{id}/events", get(pages::events))
+            .route("/submissions/{id}/logs/{stage}", get(pages::log_download))
             .route("/submissions/{id}/records/{record}", get(viewer::record))
             .route("/submissions/{id}/withdraw", post(pages::withdraw))
             .route("/submissions/{id}/select", post(pages::select))
@@ -261,6 +262,11 @@ async fn dress(State(web): State<Web>, req: Request, next: Next) -> Response {
 /// before any handler runs (the CSRF token is checked as well, in the handler).
 async fn guard(req: Request, next: Next) -> Response {
     let is_api = req.uri().path().starts_with("/api/");
+    // A page is personal when a session asks for it (its frame names the reader) or
+    // it carries a form's token (sign-in and sign-up, before any session).
+    let personal = req.method() != Method::GET
+        || session::cookies(req.headers()).any(|(k, _)| k == session::SESSION)
+        || ["/login", "/signup"].contains(&req.uri().path());
     if req.method() == Method::POST && !is_api && !session::same_origin(req.headers()) {
         return html::PageError::new(
             StatusCode::FORBIDDEN,
@@ -273,6 +279,7 @@ async fn guard(req: Request, next: Next) -> Response {
     if is_api {
         return r;
     }
+    let status = r.status();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -291,11 +298,21 @@ async fn guard(req: Request, next: Next) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     if !h.contains_key(header::CACHE_CONTROL) {
-        // Pages differ by who asks: no shared cache may keep one.
+        // A personal page (or one setting a cookie, or an error) is kept by no cache; a
+        // public one, the same for every reader without a session, briefly: a minute
+        // old at most, and told apart by cookie from a signed-in reader's.
+        let public = !personal && status.is_success() && !h.contains_key(header::SET_COOKIE);
         h.insert(
             header::CACHE_CONTROL,
-            HeaderValue::from_static("private, no-store"),
+            HeaderValue::from_static(if public {
+                "public, max-age=60"
+            } else {
+                "private, no-store"
+            }),
         );
+        if public {
+            h.append(header::VARY, HeaderValue::from_static("cookie"));
+        }
     }
     r
 }

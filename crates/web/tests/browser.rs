@@ -245,28 +245,6 @@ async fn inert(c: &Client) {
     assert_eq!(scripts, json!(1), "a script element was injected");
 }
 
-/// The page fits `width` CSS pixels without scrolling sideways.
-async fn fits(c: &Client, width: u32) {
-    let r = c
-        .execute(
-            "return [window.innerWidth, document.documentElement.scrollWidth]",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let (inner, scroll) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
-    assert_eq!(
-        inner,
-        u64::from(width),
-        "the viewport is not {width} px wide"
-    );
-    assert!(
-        scroll <= u64::from(width),
-        "{scroll} px wide at {width} px: {}",
-        c.current_url().await.unwrap()
-    );
-}
-
 const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>";
 
 async fn the_whole_flow(backend: Backend) {

@@ -53,6 +53,8 @@ pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
                 judge::challenge::Better::Higher => crate::views::BetterName::Higher,
                 judge::challenge::Better::Lower => crate::views::BetterName::Lower,
             },
+            min: r.min,
+            max: r.max,
         })
         .collect()
 }

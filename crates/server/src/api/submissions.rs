@@ -312,18 +312,26 @@ pub(crate) async fn get_one(
     let judge_version = live.map(|r| r.judge_version.clone());
     let scorer_version = live.map(|r| r.scorer_version.clone());
     let runtime_lock = live.and_then(|r| r.runtime_lock.clone());
-    let unknown = || "?".to_owned();
+    // The comment names what the result was made with; before a result there are no
+    // versions to name (never a "?" in their place), only the hashes.
+    let mut made_with: Vec<String> = [
+        judge_version.as_ref().map(|v| format!("judge {v}")),
+        scorer_version.clone(),
+        runtime_lock.as_ref().map(|l| format!("runtime lock {l}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    made_with.push(format!("definition sha256 {definition_sha256}"));
+    made_with.push(format!("data manifest sha256 {manifest_sha256}"));
+    made_with.push(format!("entry sha256 {entry_sha256}"));
     let reproduce = Reproduce {
         command: format!(
-            "physiojudge evaluate --challenge {}{definition} --entry {} --data {}  \
-             # judge {}, {}, runtime lock {}, definition sha256 {definition_sha256}, \
-             data manifest sha256 {manifest_sha256}, entry sha256 {entry_sha256}",
+            "physiojudge evaluate --challenge {}{definition} --entry {} --data {}  # {}",
             shell_word(&challenge.id),
             shell_word(&entry),
             shell_word(&data),
-            judge_version.clone().unwrap_or_else(unknown),
-            scorer_version.clone().unwrap_or_else(unknown),
-            runtime_lock.clone().unwrap_or_else(unknown),
+            made_with.join(", "),
         ),
         entry_sha256,
         definition_sha256,

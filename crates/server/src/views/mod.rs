@@ -292,6 +292,12 @@ pub struct RankingView {
     #[serde(default)]
     pub unit: Option<String>,
     pub better: BetterName,
+    /// The least value it can take, when it has one (0 for an F1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The greatest value it can take, when it has one (1 for an F1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -148,51 +148,77 @@ pub(crate) async fn leaderboard(
         (None, _) => None,
     };
     let now = web.store.now();
-    // The plot: every visible scored submission's first ranking number on the phase's
-    // scored split, drawn as the best so far. What it may show (a figure, rounded or
-    // exact, or nothing at all) is what the caller may see of the live board, by the
-    // one rule every view follows (`server::sight`): its line, axis, caption and
-    // `aria-label` are all drawn from those figures.
-    // A published board is a snapshot: the plot of live scores is not about it.
-    let plot = match (phase, b.ranking.first()) {
-        (Some(p), Some(first)) if b.published.is_none() => {
-            let stored = web
-                .store
-                .phase(store::PhaseId(p.id))
-                .await
-                .map_err(internal)?;
-            let split = match b.split {
-                server::views::SplitName::Quiz => store::Split::Quiz,
-                server::views::SplitName::Exam => store::Split::Exam,
-            };
-            let sight = server::sight::board(
-                &stored,
-                split,
-                server::views::BoardName::Live,
-                ctx.is_organiser(),
-                c.score_precision,
-                now,
-            );
-            if sight.withheld() {
-                None
-            } else {
+    // The plots: one per ranking number, every visible scored submission's figure on
+    // the phase's scored split, drawn as the best so far. What a plot may show (a
+    // figure, rounded or exact, or nothing at all) is what the caller may see of the
+    // live board, by the one rule every view follows (`server::sight`): its line, axis,
+    // caption and `aria-label` are all drawn from those figures.
+    // A published board is a snapshot: plots of live scores are not about it.
+    let mut plots = Vec::new();
+    if let Some(p) = phase
+        && b.published.is_none()
+    {
+        let stored = web
+            .store
+            .phase(store::PhaseId(p.id))
+            .await
+            .map_err(internal)?;
+        let split = match b.split {
+            server::views::SplitName::Quiz => store::Split::Quiz,
+            server::views::SplitName::Exam => store::Split::Exam,
+        };
+        let sight = server::sight::board(
+            &stored,
+            split,
+            server::views::BoardName::Live,
+            ctx.is_organiser(),
+            c.score_precision,
+            now,
+        );
+        if !sight.withheld() {
+            for (i, r) in b.ranking.iter().enumerate() {
                 let points = web
                     .store
-                    .score_points(store::PhaseId(p.id))
+                    .score_points_at(store::PhaseId(p.id), u32::try_from(i).unwrap_or(u32::MAX))
                     .await
                     .map_err(internal)?;
                 let pts: Vec<_> = points
                     .iter()
                     .filter_map(|pt| Some((pt.received_at, sight.show(Some(pt.value))?)))
                     .collect();
-                let higher = word(&first.better) == "higher";
-                Some(plot::step_plot(
-                    &plot::best_so_far(&pts, higher),
-                    now,
-                    &first.key,
-                ))
+                let label = metric(r);
+                let m = plot::Metric {
+                    label: &label,
+                    higher: word(&r.better) == "higher",
+                    min: r.min,
+                    max: r.max,
+                };
+                plots.push((
+                    label.clone(),
+                    plot::step_plot(&plot::best_so_far(&pts, m.higher), now, &m),
+                ));
             }
         }
+    }
+    // The reader's own team, highlighted in the tables.
+    let mine = match &ctx.user {
+        Some(u) => web
+            .store
+            .team_of(u.id, &c.id)
+            .await
+            .map_err(internal)?
+            .map(|t| t.id.0),
+        None => None,
+    };
+    // Entries per team, on the live boards (a published board is a snapshot and keeps
+    // what it had; a count of today's entries beside it would not be of it).
+    let entries = match phase {
+        Some(p) if b.published.is_none() => Some(
+            web.store
+                .entries_per_team(store::PhaseId(p.id))
+                .await
+                .map_err(internal)?,
+        ),
         _ => None,
     };
     let body = html! {
@@ -236,15 +262,23 @@ pub(crate) async fn leaderboard(
                     div.scroll { table.board data-sortable {
                         thead { tr {
                             th scope="col" { "Rank" } th scope="col" { "Team" }
-                            @for k in &b.ranking { th scope="col" { (metric(k)) " " span.dir aria-label=(if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) { (if word(&k.better) == "higher" { "↑" } else { "↓" }) } } }
+                            // The direction is said in words under the name: an arrow
+                            // in a sortable table's header reads as its sort order.
+                            @for k in &b.ranking { th scope="col" { (metric(k)) br; span.dir { (if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) } } }
+                            @if entries.is_some() { th scope="col" { "Entries" } }
                             th scope="col" { "Run time" } th scope="col" { "Submitted" }
                         } }
                         tbody {
                             @for (rank, row) in &ranked {
-                                tr {
+                                @let own = mine == Some(row.team_id);
+                                tr.mine[own] aria-current=[own.then_some("true")] {
                                     td.num { (rank) }
-                                    td { (row.team) @if row.baseline { " " span.badge.baseline title="a reference entry of the organisers'" { "baseline" } } @if let Some(m) = &row.method { br; span.muted { (m) } } }
+                                    td { (row.team)
+                                        @if own { " " span.badge.you { "your team" } }
+                                        @if row.baseline { " " span.badge.baseline title="a reference entry of the organisers'" { "baseline" } }
+                                        @if let Some(m) = &row.method { br; span.muted { (m) } } }
                                     @for k in &b.ranking { td.num { (html::num(row.scores.get(&k.key).copied().flatten(), 6)) } }
+                                    @if let Some(e) = &entries { td.num.entries { (e.get(&store::TeamId(row.team_id)).copied().unwrap_or(0)) } }
                                     td.num { (row.run_time_s.map(html::duration).unwrap_or_else(|| "—".into())) }
                                     td { (time(row.submitted_at)) }
                                 }
@@ -254,9 +288,9 @@ pub(crate) async fn leaderboard(
                 }
             }
         }
-        @if let Some(p) = plot {
-            section aria-labelledby="progress-h" {
-                h2 #progress-h { "Best score over time" }
+        @for (i, (label, p)) in plots.iter().enumerate() {
+            section aria-labelledby={"progress-h" (i)} {
+                h2 id={"progress-h" (i)} { "Best " (label) " over time" }
                 (p)
             }
         }

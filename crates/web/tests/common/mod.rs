@@ -115,3 +115,25 @@ pub async fn click(c: &Client, css: &str) {
         .await
         .unwrap();
 }
+
+/// The page fits `width` CSS pixels without scrolling sideways.
+pub async fn fits(c: &Client, width: u32) {
+    let r = c
+        .execute(
+            "return [window.innerWidth, document.documentElement.scrollWidth]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (inner, scroll) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+    assert_eq!(
+        inner,
+        u64::from(width),
+        "the viewport is not {width} px wide"
+    );
+    assert!(
+        scroll <= u64::from(width),
+        "{scroll} px wide at {width} px: {}",
+        c.current_url().await.unwrap()
+    );
+}

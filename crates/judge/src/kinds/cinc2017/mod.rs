@@ -65,7 +65,8 @@ impl Kind for Cinc2017 {
     }
 
     fn ranking(&self) -> &'static [RankingNumber] {
-        const RANKING: &[RankingNumber] = &[RankingNumber::score("mean F1 of N, A and O", None)];
+        const RANKING: &[RankingNumber] =
+            &[RankingNumber::score("mean F1 of N, A and O", None).within(Some(0.0), Some(1.0))];
         RANKING
     }
 

@@ -50,10 +50,12 @@ impl Kind for P300Speller {
 
     /// A session report has no items; its per-subject table holds aggregates.
     fn ranking(&self) -> &'static [RankingNumber] {
-        const RANKING: &[RankingNumber] = &[RankingNumber::score(
-            "information transfer rate",
-            Some("bits/min"),
-        )];
+        const RANKING: &[RankingNumber] =
+            &[
+                RankingNumber::score("information transfer rate", Some("bits/min"))
+                    // Zero when no character is right more often than chance; no upper bound.
+                    .within(Some(0.0), None),
+            ];
         RANKING
     }
 

@@ -53,12 +53,15 @@ impl Kind for Physionet2022 {
     /// Murmur weighted accuracy and outcome cost, ranked separately.
     fn ranking(&self) -> &'static [RankingNumber] {
         const RANKING: &[RankingNumber] = &[
-            RankingNumber::score("murmur weighted accuracy", None),
+            RankingNumber::score("murmur weighted accuracy", None).within(Some(0.0), Some(1.0)),
+            // A mean cost per patient: no upper bound.
             RankingNumber {
                 key: "outcome_cost",
                 name: "outcome cost",
                 unit: None,
                 better: Better::Lower,
+                min: Some(0.0),
+                max: None,
             },
         ];
         RANKING
