@@ -66,7 +66,9 @@ impl Site {
 
     /// Posts a form as `token`'s session, with the CSRF token its console carries.
     async fn post(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let (_, page) = self.get(token, "/organiser").await;
+        let (_, page) = self
+            .get(token, "/organiser/challenges/cinc2017/rules")
+            .await;
         let csrf = csrf_of(&page);
         let mut body = format!("csrf={}", enc(&csrf));
         for (k, v) in fields {
@@ -167,9 +169,9 @@ async fn pages_of_team_rules(backend: Backend) {
     let (status, to) = s
         .post(
             &org,
-            "/organiser/extensions",
+            "/organiser/challenges/cinc2017/extensions",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "extension"),
                 ("phase", "official"),
                 ("team", &beta_id),
                 ("closes", &closes),
@@ -179,14 +181,17 @@ async fn pages_of_team_rules(backend: Backend) {
         .await;
     assert_eq!(
         (status, to.as_str()),
-        (303, "/organiser?done=extension&id=cinc2017&name=Beta")
+        (
+            303,
+            "/organiser/challenges/cinc2017/rules?done=extension&name=Beta"
+        )
     );
     let (status, to) = s
         .post(
             &org,
-            "/organiser/quotas",
+            "/organiser/challenges/cinc2017/quotas",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "quota"),
                 ("phase", "official"),
                 ("team", &beta_id),
                 ("total", "9"),
@@ -198,14 +203,17 @@ async fn pages_of_team_rules(backend: Backend) {
         .await;
     assert_eq!(
         (status, to.as_str()),
-        (303, "/organiser?done=quota&id=cinc2017&name=Beta")
+        (
+            303,
+            "/organiser/challenges/cinc2017/rules?done=quota&name=Beta"
+        )
     );
     let (status, _) = s
         .post(
             &org,
-            "/organiser/baseline",
+            "/organiser/challenges/cinc2017/baseline",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "baseline"),
                 ("team", &base.id.to_string()),
                 ("baseline", "true"),
             ],
@@ -216,11 +224,14 @@ async fn pages_of_team_rules(backend: Backend) {
     // A form without the session's CSRF token is refused and changes nothing.
     let r = s
         .http
-        .post(format!("{}/organiser/extensions/revoke", s.base))
+        .post(format!(
+            "{}/organiser/challenges/cinc2017/extensions/revoke",
+            s.base
+        ))
         .header("cookie", format!("pj_session={org}"))
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!(
-            "csrf=forged&challenge=cinc2017&phase=official&team={beta_id}"
+            "csrf=forged&form=rule-remove&phase=official&team={beta_id}"
         ))
         .send()
         .await
@@ -229,14 +240,14 @@ async fn pages_of_team_rules(backend: Backend) {
     assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_some());
 
     // The console lists what is in force.
-    let (_, console) = s.get(&org, "/organiser").await;
+    let (_, console) = s.get(&org, "/organiser/challenges/cinc2017/rules").await;
     for want in [
         "table class=\"extensions\"",
         "a power cut at the lab",
         "joined late",
         "9 in all",
         "Baselines: Trivial",
-        "action=\"/organiser/extensions/revoke\"",
+        "action=\"/organiser/challenges/cinc2017/extensions/revoke\"",
     ] {
         assert!(console.contains(want), "the console lacks {want:?}");
     }
@@ -269,15 +280,21 @@ async fn pages_of_team_rules(backend: Backend) {
 
     // Revoked and removed through the console.
     for (path, done) in [
-        ("/organiser/extensions/revoke", "extension-revoked"),
-        ("/organiser/quotas/remove", "quota-removed"),
+        (
+            "/organiser/challenges/cinc2017/extensions/revoke",
+            "extension-revoked",
+        ),
+        (
+            "/organiser/challenges/cinc2017/quotas/remove",
+            "quota-removed",
+        ),
     ] {
         let (status, to) = s
             .post(
                 &org,
                 path,
                 &[
-                    ("challenge", "cinc2017"),
+                    ("form", "rule-remove"),
                     ("phase", "official"),
                     ("team", &beta_id),
                 ],
@@ -285,7 +302,10 @@ async fn pages_of_team_rules(backend: Backend) {
             .await;
         assert_eq!(
             (status, to),
-            (303, format!("/organiser?done={done}&id=cinc2017&name=Beta"))
+            (
+                303,
+                format!("/organiser/challenges/cinc2017/rules?done={done}&name=Beta")
+            )
         );
     }
     assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_none());

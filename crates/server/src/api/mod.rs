@@ -122,10 +122,17 @@ pub(crate) fn router(app: App) -> Router {
             "/api/v1/challenges",
             get(challenges::list).post(challenges::create),
         )
-        .route("/api/v1/challenges/{id}", get(challenges::get_one))
+        .route(
+            "/api/v1/challenges/{id}",
+            get(challenges::get_one).patch(challenges::update),
+        )
         .route(
             "/api/v1/challenges/{id}/phases",
             post(challenges::create_phase),
+        )
+        .route(
+            "/api/v1/challenges/{id}/phases/{phase}",
+            put(challenges::update_phase),
         )
         .route("/api/v1/challenges/{id}/quota", get(challenges::quota))
         .route(
@@ -158,6 +165,10 @@ pub(crate) fn router(app: App) -> Router {
         )
         .route("/api/v1/challenges/{id}/publish", post(rules::publish))
         .route("/api/v1/challenges/{id}/rescore", post(rules::rescore))
+        .route(
+            "/api/v1/challenges/{id}/rescores",
+            get(rules::list_rescores),
+        )
         .route("/api/v1/rescores/{id}", get(rules::get_rescore))
         .route("/api/v1/rescores/{id}/apply", post(rules::apply_rescore))
         .route("/api/v1/rescores/{id}/cancel", post(rules::cancel_rescore))
@@ -300,7 +311,9 @@ impl Modify for Bearer {
         challenges::list,
         challenges::create,
         challenges::get_one,
+        challenges::update,
         challenges::create_phase,
+        challenges::update_phase,
         challenges::quota,
         team_rules::list_extensions,
         team_rules::get_extension,
@@ -314,6 +327,7 @@ impl Modify for Bearer {
         challenges::leaderboard,
         rules::publish,
         rules::rescore,
+        rules::list_rescores,
         rules::get_rescore,
         rules::apply_rescore,
         rules::cancel_rescore,
