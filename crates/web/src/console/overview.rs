@@ -199,7 +199,7 @@ pub(crate) async fn edit(
         |s| {
             Ok(Call {
                 method: axum::http::Method::PATCH,
-                path: format!("/api/v1/challenges/{}", seg(&id)),
+                path: format!("/api/v1/challenges/{}", seg(id)),
                 body: serde_json::json!({"title": s.get("title").trim()}),
             })
         },
@@ -236,7 +236,7 @@ async fn judging(web: Web, ctx: Ctx, id: String, sent: Sent, action: &str) -> Pa
         ctx,
         sent,
         |s| {
-            let mut path = format!("/api/v1/challenges/{}/{action}", seg(&id));
+            let mut path = format!("/api/v1/challenges/{}/{action}", seg(id));
             if let Some(why) = s.opt("why") {
                 path = format!("{path}?why={}", seg(why));
             }

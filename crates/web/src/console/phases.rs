@@ -166,7 +166,7 @@ pub(crate) async fn create(
         sent,
         |s| {
             Ok(Call::post(
-                format!("/api/v1/challenges/{}/phases", seg(&id)),
+                format!("/api/v1/challenges/{}/phases", seg(id)),
                 phase_body(s)?,
             ))
         },
@@ -190,7 +190,7 @@ pub(crate) async fn update(
         ctx,
         sent,
         |s| {
-            let path = format!("/api/v1/challenges/{}/phases/{}", seg(&id), seg(&phase));
+            let path = format!("/api/v1/challenges/{}/phases/{}", seg(id), seg(phase));
             Ok(Call::put(path, phase_body(s)?))
         },
         |p: PhaseView| done(&Room::Phases.path(&p.challenge), "phase-saved", &p.name),

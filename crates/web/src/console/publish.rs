@@ -163,7 +163,7 @@ pub(crate) async fn publish(
         ctx,
         sent,
         |s| {
-            let path = format!("/api/v1/challenges/{}/publish", seg(&id));
+            let path = format!("/api/v1/challenges/{}/publish", seg(id));
             Ok(Call::post(
                 path,
                 serde_json::json!({"phase": s.get("phase")}),
@@ -173,7 +173,7 @@ pub(crate) async fn publish(
             let version = b.published.map(|p| p.version).unwrap_or_default();
             format!(
                 "/challenges/{}/leaderboard?phase={}&board=published&version={version}",
-                seg(&id),
+                seg(id),
                 seg(&b.phase)
             )
         },
@@ -196,7 +196,7 @@ pub(crate) async fn rescore(
         ctx,
         sent,
         |s| {
-            let path = format!("/api/v1/challenges/{}/rescore", seg(&id));
+            let path = format!("/api/v1/challenges/{}/rescore", seg(id));
             Ok(Call::post(
                 path,
                 serde_json::json!({"reason": s.get("reason")}),
@@ -346,7 +346,7 @@ pub(crate) async fn decide_rescore(
         ctx,
         sent,
         |_| {
-            let path = format!("/api/v1/rescores/{}/{decision}", seg(&id));
+            let path = format!("/api/v1/rescores/{}/{decision}", seg(id));
             Ok(Call::post(path, serde_json::json!({})))
         },
         |r: RescoreView| format!("/organiser/rescores/{}", r.id),

@@ -260,9 +260,9 @@ pub(crate) async fn grant_extension(
         sent,
         |s| {
             let body = serde_json::json!({"closes": utc("Closes", s.get("closes"))?, "reason": s.get("reason")});
-            Ok(Call::put(rule_path(&id, s.get("phase"), "extensions", s.get("team")), body))
+            Ok(Call::put(rule_path(id, s.get("phase"), "extensions", s.get("team")), body))
         },
-        |e: ExtensionView| done(&Room::Rules.path(&id), "extension", &e.team),
+        |e: ExtensionView| done(&Room::Rules.path(id), "extension", &e.team),
         |s| async move { draw(web, ctx, id, Done::default(), Kept(Some(&s))).await },
     )
     .await
@@ -292,11 +292,11 @@ pub(crate) async fn set_quota(
                 }
             }
             Ok(Call::put(
-                rule_path(&id, s.get("phase"), "quotas", s.get("team")),
+                rule_path(id, s.get("phase"), "quotas", s.get("team")),
                 body,
             ))
         },
-        |q: QuotaOverrideView| done(&Room::Rules.path(&id), "quota", &q.team),
+        |q: QuotaOverrideView| done(&Room::Rules.path(id), "quota", &q.team),
         |s| async move { draw(web, ctx, id, Done::default(), Kept(Some(&s))).await },
     )
     .await
@@ -333,11 +333,11 @@ async fn remove(web: Web, ctx: Ctx, id: String, sent: Sent, kind: &str, what: &s
         |s| {
             Ok(Call {
                 method: axum::http::Method::DELETE,
-                path: rule_path(&id, s.get("phase"), kind, s.get("team")),
+                path: rule_path(id, s.get("phase"), kind, s.get("team")),
                 body: serde_json::Value::Null,
             })
         },
-        |_: serde::de::IgnoredAny| done(&Room::Rules.path(&id), what, &name),
+        |_: serde::de::IgnoredAny| done(&Room::Rules.path(id), what, &name),
         |s| async move { draw(web, ctx, id, Done::default(), Kept(Some(&s))).await },
     )
     .await
@@ -362,7 +362,7 @@ pub(crate) async fn set_baseline(
                 serde_json::json!({"baseline": s.get("baseline") == "true"}),
             ))
         },
-        |t: TeamView| done(&Room::Rules.path(&id), "baseline", &t.name),
+        |t: TeamView| done(&Room::Rules.path(id), "baseline", &t.name),
         |s| async move { draw(web, ctx, id, Done::default(), Kept(Some(&s))).await },
     )
     .await

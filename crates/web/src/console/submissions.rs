@@ -143,7 +143,7 @@ pub(crate) async fn requeue_from_submission(
         ctx,
         sent,
         |_| {
-            let path = format!("/api/v1/submissions/{}/requeue", seg(&submission));
+            let path = format!("/api/v1/submissions/{}/requeue", seg(submission));
             Ok(Call::post(path, serde_json::json!({})))
         },
         |s: SubmissionRow| format!("/submissions/{}", s.id),
@@ -171,10 +171,10 @@ pub(crate) async fn requeue(
         ctx,
         sent,
         |_| {
-            let path = format!("/api/v1/submissions/{}/requeue", seg(&submission));
+            let path = format!("/api/v1/submissions/{}/requeue", seg(submission));
             Ok(Call::post(path, serde_json::json!({})))
         },
-        |_: SubmissionRow| done(&Room::Submissions.path(&id), "requeued", ""),
+        |_: SubmissionRow| done(&Room::Submissions.path(id), "requeued", ""),
         |s| async move { draw(web, ctx, id, Filters::default(), Kept(Some(&s))).await },
     )
     .await

@@ -107,7 +107,7 @@ pub(crate) async fn worker_action(
         ctx,
         sent,
         |_| {
-            let path = format!("/api/v1/workers/{}/{action}", seg(&id));
+            let path = format!("/api/v1/workers/{}/{action}", seg(id));
             Ok(Call::post(path, serde_json::json!({})))
         },
         |w: WorkerView| done("/organiser/workers", &word(&w.state), &w.name),
