@@ -64,6 +64,28 @@ impl Site {
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
+    /// Posts a form as `token`'s session, with the CSRF token its console carries: the
+    /// status and the page answered (a refusal drawn in place).
+    async fn post_page(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let (_, page) = self
+            .get(token, "/organiser/challenges/cinc2017/rules")
+            .await;
+        let mut body = format!("csrf={}", enc(&csrf_of(&page)));
+        for (k, v) in fields {
+            body.push_str(&format!("&{k}={}", enc(v)));
+        }
+        let r = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("cookie", format!("pj_session={token}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
     /// Posts a form as `token`'s session, with the CSRF token its console carries.
     async fn post(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
         let (_, page) = self
@@ -238,6 +260,43 @@ async fn pages_of_team_rules(backend: Backend) {
         .unwrap();
     assert_eq!(r.status().as_u16(), 403);
     assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_some());
+
+    // A refusal, the form's own or the API's, is the same page with the reason above
+    // the form and what was typed kept; nothing changes.
+    for (closes, status, why) in [
+        ("soon", 422, "Closes: “soon” is not a date and time"),
+        ("2000-01-01T00:00", 422, "Not done: "),
+    ] {
+        let (got, page) = s
+            .post_page(
+                &org,
+                "/organiser/challenges/cinc2017/extensions",
+                &[
+                    ("form", "extension"),
+                    ("phase", "official"),
+                    ("team", &beta_id),
+                    ("closes", closes),
+                    ("reason", "a <b>second</b> power cut"),
+                ],
+            )
+            .await;
+        assert_eq!(got, status, "{page}");
+        assert!(page.contains("id=\"refused-extension\""), "{page}");
+        assert!(page.contains(why), "{page}");
+        assert!(
+            page.contains("value=\"a &lt;b&gt;second&lt;/b&gt; power cut\""),
+            "the reason was not kept: {page}"
+        );
+        assert!(page.contains(&format!("value=\"{closes}\"")), "{page}");
+    }
+    assert_eq!(
+        s.t.extension(phase.id, beta.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .reason,
+        "a power cut at the lab"
+    );
 
     // The console lists what is in force.
     let (_, console) = s.get(&org, "/organiser/challenges/cinc2017/rules").await;
