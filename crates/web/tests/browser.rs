@@ -1317,11 +1317,23 @@ async fn console_from_empty_site(backend: Backend) {
     wait_text(&c, "#console-phases", "5 in all").await;
     click(&c, "details.edit summary").await;
     fill(&c, "details.edit input[name=total]", "7").await;
+    c.execute(
+        "document.querySelector('details.edit input[name=selection_closes]').value = arguments[0];",
+        vec![json!(at(31))],
+    )
+    .await
+    .unwrap();
     click(&c, "details.edit button").await;
     wait_text(&c, "main", "Phase open saved").await;
     wait_text(&c, "#console-phases", "7 in all").await;
     let phase = s.t.phases(id).await.unwrap().remove(0);
     assert_eq!(phase.quota.total, Some(7));
+    assert_eq!(
+        phase
+            .selection_closes
+            .map(|t| t.format("%Y-%m-%dT%H:%M").to_string()),
+        Some(at(31))
+    );
 
     // The overview: a new title; judging paused with a reason, which a participant
     // reads on the challenge's page; then resumed.

@@ -115,6 +115,8 @@ fn phase_form(ctx: &Ctx, kept: Kept, f: &str, c: &ChallengeView, p: Option<&Phas
             input id=(fid("opens")) type="datetime-local" name="opens" required value=(kept.value(f, "opens", &p.map(|p| local_field(p.opens)).unwrap_or_default()));
             label for=(fid("closes")) { "Closes (UTC)" }
             input id=(fid("closes")) type="datetime-local" name="closes" required value=(kept.value(f, "closes", &p.map(|p| local_field(p.closes)).unwrap_or_default()));
+            label for=(fid("selection")) { "Final entries chosen until (UTC; empty: when it closes)" }
+            input id=(fid("selection")) type="datetime-local" name="selection_closes" value=(kept.value(f, "selection_closes", &p.and_then(|p| p.selection_closes).map(local_field).unwrap_or_default()));
             label for=(fid("total")) { "Quota: submissions in all (empty: no limit)" }
             input id=(fid("total")) type="number" name="total" min="0" value=(kept.value(f, "total", &num(p.and_then(|p| p.quota.total))));
             label for=(fid("day")) { "Quota: per UTC day" }
@@ -141,6 +143,11 @@ fn phase_body(s: &Sent) -> Result<serde_json::Value, Failed> {
         "name": s.get("name").trim(),
         "opens": utc("Opens", s.get("opens"))?,
         "closes": utc("Closes", s.get("closes"))?,
+        // Sent always: a phase changed without it would lose its selection deadline.
+        "selection_closes": s
+            .opt("selection_closes")
+            .map(|t| utc("Final entries chosen until", t))
+            .transpose()?,
         "quota": {
             "total": limit("Submissions in all", s.opt("total"))?,
             "per_day": limit("Per UTC day", s.opt("per_day"))?,
