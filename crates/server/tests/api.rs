@@ -307,6 +307,17 @@ async fn challenges_and_phases(b: Backend) {
     assert_eq!(a.json["data_path"], data.as_str());
     let a = h.post(Some(&h.organiser), "/api/v1/challenges", new).await;
     assert_eq!((a.status, a.code()), (409, "exists"), "{a:?}");
+    // A built-in definition may be hosted under another id (a second run).
+    let a = h
+        .post(
+            Some(&h.organiser),
+            "/api/v1/challenges",
+            json!({"id": "cinc2017-course", "definition": "cinc2017", "data": data}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{a:?}");
+    assert_eq!(a.json["definition_kind"], "builtin");
+    assert_eq!(a.json["ranking"][0]["key"], "score");
     // A TOML definition must be the challenge's; the data a folder, by absolute path.
     let toml = judge::challenge::BUILT_IN
         .iter()
@@ -355,9 +366,10 @@ async fn challenges_and_phases(b: Backend) {
     assert_eq!(a.json["title"], "CPSC");
 
     // Phases: a number is the total; limits by name; closes after it opens.
-    let p = h
+    let p_official = h
         .phase("official", -Duration::days(1), json!(5), true)
         .await;
+    let p = &p_official;
     assert_eq!(p["quota"]["total"], 5);
     assert_eq!(p["open"], true);
     let p = h
@@ -390,13 +402,121 @@ async fn challenges_and_phases(b: Backend) {
         )
         .await;
     assert_eq!(a.status, 403, "{a:?}");
+    // A phase changed: every field, under the checks of a new one; organisers only.
+    let official = "/api/v1/challenges/cinc2017/phases/official";
+    let change = |name: &str, closes: chrono::DateTime<chrono::Utc>| {
+        json!({"name": name, "opens": now - Duration::days(2), "closes": closes,
+               "quota": {"total": 7, "per_day": 3}, "scored_split": "quiz",
+               "show_exam": false, "rule": "latest"})
+    };
+    let a = h
+        .put(
+            Some(&alice),
+            official,
+            change("official", now + Duration::days(9)),
+        )
+        .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = h
+        .put(
+            Some(&h.organiser),
+            official,
+            change("official", now - Duration::days(3)),
+        )
+        .await;
+    assert_eq!(a.status, 422, "{a:?}");
+    let a = h
+        .put(
+            Some(&h.organiser),
+            official,
+            change("final", now + Duration::days(9)),
+        )
+        .await;
+    assert_eq!((a.status, a.code()), (409, "exists"), "{a:?}");
+    let a = h
+        .put(
+            Some(&h.organiser),
+            "/api/v1/challenges/cinc2017/phases/nope",
+            change("nope", now + Duration::days(9)),
+        )
+        .await;
+    assert_eq!(a.status, 404, "{a:?}");
+    let a = h
+        .put(
+            Some(&h.organiser),
+            official,
+            change("official", now + Duration::days(9)),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json["quota"]["total"], 7);
+    assert_eq!(a.json["quota"]["per_day"], 3);
+    assert_eq!(a.json["scored_split"], "quiz");
+    assert_eq!(a.json["rule"], "latest");
+    assert_eq!(a.json["show_exam"], false);
+    assert_eq!(a.json["id"], p_official["id"], "the same phase");
+    // Renamed: its old name names nothing.
+    let a = h
+        .put(
+            Some(&h.organiser),
+            official,
+            change("first", now + Duration::days(9)),
+        )
+        .await;
+    assert_eq!((a.status, a.json["name"].as_str()), (200, Some("first")));
+    assert_eq!(
+        h.put(
+            Some(&h.organiser),
+            official,
+            change("x", now + Duration::days(9))
+        )
+        .await
+        .status,
+        404
+    );
+    // A challenge's title changed; nothing else may be.
+    let path = "/api/v1/challenges/cinc2017";
+    let a = h.patch(Some(&alice), path, json!({"title": "Mine"})).await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = h
+        .patch(Some(&h.organiser), path, json!({"title": " "}))
+        .await;
+    assert_eq!(a.status, 422, "{a:?}");
+    let a = h
+        .patch(Some(&h.organiser), path, json!({"data": "/elsewhere"}))
+        .await;
+    assert_eq!(a.status, 422, "{a:?}");
+    let a = h
+        .patch(Some(&h.organiser), path, json!({"title": "AF, 2017"}))
+        .await;
+    assert_eq!(
+        (a.status, a.json["title"].as_str()),
+        (200, Some("AF, 2017"))
+    );
+    let a = h
+        .patch(Some(&h.organiser), "/api/v1/challenges/nope", json!({}))
+        .await;
+    assert_eq!(a.status, 404, "{a:?}");
+    // The rescoring history: organisers only; none yet.
+    let a = h
+        .get(Some(&h.organiser), "/api/v1/challenges/cinc2017/rescores")
+        .await;
+    assert_eq!((a.status, a.json.clone()), (200, json!([])));
+    let a = h
+        .get(Some(&alice), "/api/v1/challenges/cinc2017/rescores")
+        .await;
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = h
+        .get(Some(&h.organiser), "/api/v1/challenges/nope/rescores")
+        .await;
+    assert_eq!(a.status, 404, "{a:?}");
     // Anyone reads; only organisers see the server's data path.
     let a = h.get(None, "/api/v1/challenges/cinc2017").await;
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(a.json["phases"].as_array().unwrap().len(), 2);
     assert!(a.json.get("data_path").is_none());
     let a = h.get(None, "/api/v1/challenges").await;
-    assert_eq!(a.json.as_array().unwrap().len(), 2);
+    assert_eq!(a.json.as_array().unwrap().len(), 3);
     assert_eq!(h.get(None, "/api/v1/challenges/nope").await.status, 404);
 }
 

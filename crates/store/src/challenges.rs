@@ -80,6 +80,25 @@ pub(crate) fn phase_from(r: &Row) -> Result<Phase, Error> {
     })
 }
 
+/// What any phase must be: named, closing after it opens, its selection deadline (if
+/// any) not before it closes.
+fn check_phase(p: &NewPhase) -> Result<(), Error> {
+    nonempty("phase name", &p.name)?;
+    if p.closes <= p.opens {
+        return Err(Error::Invalid {
+            field: "phase",
+            problem: format!("it closes ({}) before it opens ({})", p.closes, p.opens),
+        });
+    }
+    if p.selection_closes.is_some_and(|s| s < p.closes) {
+        return Err(Error::Invalid {
+            field: "phase",
+            problem: "the selection deadline is before the phase closes".to_owned(),
+        });
+    }
+    Ok(())
+}
+
 impl Store {
     /// Registers a challenge: its definition (hashed) and its data folder, whose
     /// manifest is computed now (every file read and hashed, off the async runtime).
@@ -185,21 +204,78 @@ impl Store {
             .map_err(|e| Error::Corrupt(format!("manifest task: {e}")))?
     }
 
+    /// Gives a challenge a new title (its definition and data stay as registered).
+    pub async fn set_challenge_title(&self, id: &str, title: &str) -> Result<Challenge, Error> {
+        nonempty("challenge title", title)?;
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            tx.fetch_optional(
+                &format!(
+                    "UPDATE challenges SET title = $2 WHERE id = $1 RETURNING {CHALLENGE_COLUMNS}"
+                ),
+                args![id, title.trim()],
+            )
+            .await?
+            .ok_or_else(|| not_found("challenge", id))
+            .and_then(|r| challenge_from(&r))
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// Changes a phase of a challenge (`name` is its name now; `p.name` may rename it):
+    /// its times, limits, scored split, exam visibility and ranking rule, under the
+    /// checks a new phase passes. Its submissions, extensions and published boards stay
+    /// with it (they name its id).
+    pub async fn update_phase(
+        &self,
+        challenge: &str,
+        name: &str,
+        p: &NewPhase,
+    ) -> Result<Phase, Error> {
+        check_phase(p)?;
+        let limit = |v: Option<u32>| v.map(i64::from);
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            tx.fetch_optional(
+                &format!(
+                    "UPDATE phases SET name = $3, opens_at = $4, closes_at = $5, \
+                     selection_closes_at = $6, quota_total = $7, quota_per_day = $8, \
+                     quota_max_concurrent = $9, scored_split = $10, show_exam = $11, rule = $12 \
+                     WHERE challenge_id = $1 AND name = $2 RETURNING {PHASE_COLUMNS}"
+                ),
+                args![
+                    challenge,
+                    name,
+                    &p.name,
+                    us(p.opens),
+                    us(p.closes),
+                    p.selection_closes.map(us),
+                    limit(p.quota.total),
+                    limit(p.quota.per_day),
+                    limit(p.quota.max_concurrent),
+                    p.scored_split,
+                    p.show_exam,
+                    p.rule,
+                ],
+            )
+            .await
+            .map_err(|e| exists(e, "phase", &p.name))?
+            .ok_or_else(|| not_found("phase", name))
+            .and_then(|r| phase_from(&r))
+        })
+        .await;
+        let r = tx.finish(r).await;
+        if r.is_ok() {
+            // Its split, rule or visibility may rank its boards differently now.
+            self.boards_changed();
+        }
+        r
+    }
+
     /// A new phase of a challenge.
     pub async fn create_phase(&self, challenge: &str, p: &NewPhase) -> Result<Phase, Error> {
-        nonempty("phase name", &p.name)?;
-        if p.closes <= p.opens {
-            return Err(Error::Invalid {
-                field: "phase",
-                problem: format!("it closes ({}) before it opens ({})", p.closes, p.opens),
-            });
-        }
-        if p.selection_closes.is_some_and(|s| s < p.closes) {
-            return Err(Error::Invalid {
-                field: "phase",
-                problem: "the selection deadline is before the phase closes".to_owned(),
-            });
-        }
+        check_phase(p)?;
         let limit = |v: Option<u32>| v.map(i64::from);
         let id = PhaseId::new();
         let mut tx = self.db.write().await?;

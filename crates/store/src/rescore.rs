@@ -156,6 +156,29 @@ impl Store {
         tx.finish(r).await
     }
 
+    /// Every rescoring of a challenge, newest first, each with its changes: its
+    /// history, applied, cancelled and pending alike.
+    pub async fn rescores(&self, challenge: &str) -> Result<Vec<Rescore>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let ids = tx
+                .fetch_all(
+                    "SELECT id FROM rescores WHERE challenge_id = $1 \
+                     ORDER BY created_at DESC, id",
+                    args![challenge],
+                )
+                .await?;
+            let mut out = Vec::with_capacity(ids.len());
+            for row in ids {
+                let id = RescoreId::parse_stored(&row.get::<String>("id")?)?;
+                out.push(rescore_in(&mut tx, id).await?);
+            }
+            Ok(out)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
     pub async fn rescore(&self, id: RescoreId) -> Result<Rescore, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async { rescore_in(&mut tx, id).await }).await;

@@ -24,8 +24,8 @@
 #![allow(clippy::result_large_err)]
 
 mod api;
+mod console;
 mod html;
-mod organiser;
 mod pages;
 mod plot;
 mod session;
@@ -144,34 +144,8 @@ impl Web {
             .route("/submissions/{id}/records/{record}", get(viewer::record))
             .route("/submissions/{id}/withdraw", post(pages::withdraw))
             .route("/submissions/{id}/select", post(pages::select))
-            .route("/organiser", get(organiser::console))
-            .route("/organiser/challenges", post(organiser::create_challenge))
-            .route("/organiser/phases", post(organiser::create_phase))
-            .route("/organiser/requeue/{id}", post(organiser::requeue))
-            .route(
-                "/organiser/workers/{id}/{action}",
-                post(organiser::worker_action),
-            )
-            .route(
-                "/organiser/challenges/{id}/{action}",
-                post(organiser::judging_action),
-            )
-            .route("/organiser/publish", post(organiser::publish))
-            .route("/organiser/extensions", post(organiser::grant_extension))
-            .route(
-                "/organiser/extensions/revoke",
-                post(organiser::revoke_extension),
-            )
-            .route("/organiser/quotas", post(organiser::set_quota))
-            .route("/organiser/quotas/remove", post(organiser::remove_quota))
-            .route("/organiser/baseline", post(organiser::set_baseline))
-            .route("/organiser/rescore", post(organiser::rescore))
-            .route("/organiser/rescores/{id}", get(organiser::rescore_page))
-            .route(
-                "/organiser/rescores/{id}/{decision}",
-                post(organiser::decide_rescore),
-            )
-            .route("/organiser/results.csv", get(organiser::results_csv))
+            // The organiser's console, by challenge (its routes are its own).
+            .merge(console::routes())
             .route("/static/site.css", get(stylesheet))
             .route("/static/site.js", get(script))
             .route("/favicon.svg", get(favicon))

@@ -264,24 +264,22 @@ async fn the_whole_flow(backend: Backend) {
     fill(&c, "#c-def", "cinc2017").await;
     fill(&c, "#c-data", s.data.path().to_str().unwrap()).await;
     click(&c, "form[action='/organiser/challenges'] button").await;
-    wait_text(&c, "main", "Challenge cinc2017 created").await;
+    wait_text(&c, "main", "Challenge created").await;
     let opens = (now - chrono::Duration::days(1))
         .format("%Y-%m-%dT%H:%M")
         .to_string();
     let closes = (now + chrono::Duration::days(30))
         .format("%Y-%m-%dT%H:%M")
         .to_string();
-    fill(&c, "#p-name", "official").await;
-    c.execute(
-        "document.getElementById('p-opens').value = arguments[0]; \
-         document.getElementById('p-closes').value = arguments[1];",
-        vec![json!(opens), json!(closes)],
+    fill(&c, "#phase-new-name", "official").await;
+    set_times(&c, "phase-new", &opens, &closes).await;
+    fill(&c, "#phase-new-total", "10").await;
+    click(
+        &c,
+        "form[action='/organiser/challenges/cinc2017/phases'] button",
     )
-    .await
-    .unwrap();
-    fill(&c, "#p-total", "10").await;
-    click(&c, "form[action='/organiser/phases'] button").await;
-    wait_text(&c, "main", "Phase official of cinc2017 added").await;
+    .await;
+    wait_text(&c, "main", "Phase official added").await;
     s.shot(&c, "organiser").await;
     sign_out(&c).await;
 
@@ -976,6 +974,21 @@ async fn refusals_in_place(backend: Backend) {
     c.close().await.unwrap();
 }
 
+/// The console's page that publishes and rescores the test's challenge.
+const PUBLISH: &str = "/organiser/challenges/cinc2017/publish";
+
+/// Sets a phase form's two `datetime-local` fields (`{form}-opens`, `{form}-closes`),
+/// which WebDriver cannot type into the same way in every locale.
+async fn set_times(c: &Client, form: &str, opens: &str, closes: &str) {
+    c.execute(
+        "document.getElementById(arguments[0] + '-opens').value = arguments[1]; \
+         document.getElementById(arguments[0] + '-closes').value = arguments[2];",
+        vec![json!(form), json!(opens), json!(closes)],
+    )
+    .await
+    .unwrap();
+}
+
 /// A scorer version before the server's (`judge::rescore::SCORER_VERSION`): its results
 /// are left off a publication until a rescoring replaces them.
 const OLD_SCORER: &str = "score 0.0.1-old";
@@ -1091,8 +1104,12 @@ async fn publish_and_rescore(backend: Backend) {
     .await;
 
     // Refused, with both blockers listed under the phase's form.
-    c.goto(&s.url("/organiser")).await.unwrap();
-    click(&c, "form[action^='/organiser/publish'] button").await;
+    c.goto(&s.url(PUBLISH)).await.unwrap();
+    click(
+        &c,
+        "form[action^='/organiser/challenges/cinc2017/publish'] button",
+    )
+    .await;
     let r = wait_text(&c, "#publish-refusal", "Not published").await;
     assert!(r.contains("Unfinished"), "{r}");
     assert!(r.contains(HOSTILE), "{r}");
@@ -1128,9 +1145,9 @@ async fn publish_and_rescore(backend: Backend) {
     judged(&job);
     s.report_by(&job, scored_result(0.9), "ok\n", Some(0.9), OLD_SCORER)
         .await;
-    c.goto(&s.url("/organiser")).await.unwrap();
-    fill(&c, "#rescore-cinc2017", "scorer <b>fix</b> & versions").await;
-    click(&c, "form[action='/organiser/rescore'] button").await;
+    c.goto(&s.url(PUBLISH)).await.unwrap();
+    fill(&c, "#rescore-reason", "scorer <b>fix</b> & versions").await;
+    click(&c, "form[action$='/rescore'] button").await;
     wait_text(&c, "h1", "Rescoring of cinc2017").await;
     wait_text(&c, "#rescore-state", "pending").await;
     wait_text(&c, "main", "scorer <b>fix</b> & versions").await;
@@ -1156,15 +1173,31 @@ async fn publish_and_rescore(backend: Backend) {
             .unwrap();
     assert!(live.iter().any(|r| r.replaced), "nothing replaced");
 
+    // The challenge's rescoring history lists it, applied, with its reason.
+    c.goto(&s.url(PUBLISH)).await.unwrap();
+    let history = wait_text(&c, "#rescore-history", "applied").await;
+    assert!(
+        history.contains("scorer <b>fix</b> & versions"),
+        "{history}"
+    );
+    inert(&c).await;
+
     // Now it publishes: version 1, then version 2, each its own link.
-    c.goto(&s.url("/organiser")).await.unwrap();
-    click(&c, "form[action^='/organiser/publish'] button").await;
+    click(
+        &c,
+        "form[action^='/organiser/challenges/cinc2017/publish'] button",
+    )
+    .await;
     wait_text(&c, "#published-version", "version 1").await;
     let rows = wait_text(&c, "table.board", "Alpha").await;
     assert!(rows.contains(HOSTILE), "{rows}");
     inert(&c).await;
-    c.goto(&s.url("/organiser")).await.unwrap();
-    click(&c, "form[action^='/organiser/publish'] button").await;
+    c.goto(&s.url(PUBLISH)).await.unwrap();
+    click(
+        &c,
+        "form[action^='/organiser/challenges/cinc2017/publish'] button",
+    )
+    .await;
     wait_text(&c, "#published-version", "version 2").await;
     let nav = wait_text(&c, "nav.versions", "(latest)").await;
     assert!(nav.contains('1') && nav.contains('2'), "{nav}");
@@ -1176,6 +1209,7 @@ async fn publish_and_rescore(backend: Backend) {
         c.set_window_size(w, h).await.unwrap();
         for path in [
             "/organiser",
+            PUBLISH,
             rescoring.as_str(),
             "/challenges/cinc2017/leaderboard?phase=official&board=published",
         ] {
@@ -1184,6 +1218,214 @@ async fn publish_and_rescore(backend: Backend) {
         }
     }
     c.close().await.unwrap();
+}
+
+/// An organiser from an empty site to a published board through the console's pages
+/// only: a challenge hosted from a built-in definition under another id (its first try
+/// refused in place, the form kept), a phase (likewise) then changed, the title
+/// changed, judging paused with a reason participants see, a submission seen judged,
+/// the metrics read with the session, a publication and the public board. Every
+/// console page fits 360 px; the SQLite run saves each at 390 and 1366 px.
+async fn console_from_empty_site(backend: Backend) {
+    let Some((_driver, c)) = browser().await else {
+        return;
+    };
+    let s = site(backend).await;
+    let http = reqwest::Client::new();
+    let now = s.t.now();
+    let id = "cpsc2021-course";
+    let room = |r: &str| format!("/organiser/challenges/{id}{r}");
+
+    sign_in(&c, &s, "org", "organiser pass").await;
+    c.goto(&s.url("/organiser")).await.unwrap();
+    wait_text(&c, "main", "No challenge yet").await;
+    // A data folder that is not there: refused in place, nothing typed is lost.
+    fill(&c, "#c-id", id).await;
+    fill(&c, "#c-title", "CPSC 2021 for the course").await;
+    fill(&c, "#c-def", "cpsc2021").await;
+    fill(&c, "#c-data", "/no/such/folder").await;
+    click(&c, "form[action='/organiser/challenges'] button").await;
+    let refusal = wait_text(&c, "#refused-challenge-new", "Not done").await;
+    assert!(refusal.contains("/no/such/folder"), "{refusal}");
+    for (field, want) in [
+        ("c-id", id),
+        ("c-title", "CPSC 2021 for the course"),
+        ("c-def", "cpsc2021"),
+    ] {
+        let v = c
+            .execute(
+                "return document.getElementById(arguments[0]).value",
+                vec![json!(field)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(v, json!(want), "{field} was not kept");
+    }
+    // A built-in definition under another id than its own is accepted.
+    fill(&c, "#c-data", s.data.path().to_str().unwrap()).await;
+    click(&c, "form[action='/organiser/challenges'] button").await;
+    wait_text(&c, "main", "Challenge created").await;
+    let ch = s.t.challenge(id).await.unwrap();
+    assert_eq!(ch.definition, store::Definition::Builtin("cpsc2021".into()));
+
+    // A phase that closes before it opens is refused in place; then added, then changed.
+    let at = |days: i64| {
+        (now + chrono::Duration::days(days))
+            .format("%Y-%m-%dT%H:%M")
+            .to_string()
+    };
+    fill(&c, "#phase-new-name", "open").await;
+    set_times(&c, "phase-new", &at(1), &at(-1)).await;
+    fill(&c, "#phase-new-total", "5").await;
+    let add = format!("form[action='{}'] button", room("/phases"));
+    click(&c, &add).await;
+    wait_text(&c, "#refused-phase-new", "before it opens").await;
+    let kept = c
+        .execute(
+            "return [document.getElementById('phase-new-name').value, \
+             document.getElementById('phase-new-total').value]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept, json!(["open", "5"]));
+    set_times(&c, "phase-new", &at(-1), &at(30)).await;
+    click(&c, &add).await;
+    wait_text(&c, "main", "Phase open added").await;
+    wait_text(&c, "#console-phases", "5 in all").await;
+    click(&c, "details.edit summary").await;
+    fill(&c, "details.edit input[name=total]", "7").await;
+    c.execute(
+        "document.querySelector('details.edit input[name=selection_closes]').value = arguments[0];",
+        vec![json!(at(31))],
+    )
+    .await
+    .unwrap();
+    click(&c, "details.edit button").await;
+    wait_text(&c, "main", "Phase open saved").await;
+    wait_text(&c, "#console-phases", "7 in all").await;
+    let phase = s.t.phases(id).await.unwrap().remove(0);
+    assert_eq!(phase.quota.total, Some(7));
+    assert_eq!(
+        phase
+            .selection_closes
+            .map(|t| t.format("%Y-%m-%dT%H:%M").to_string()),
+        Some(at(31))
+    );
+
+    // The overview: a new title; judging paused with a reason, which a participant
+    // reads on the challenge's page; then resumed.
+    c.goto(&s.url(&room(""))).await.unwrap();
+    fill(&c, "#e-title", "CPSC 2021 — course run").await;
+    click(&c, "form[action$='/edit'] button").await;
+    wait_text(&c, "main", "Challenge saved").await;
+    wait_text(&c, "h1", "CPSC 2021 — course run").await;
+    fill(&c, "#pause-why", "the <i>data</i> is being checked").await;
+    click(&c, "form[action$='/pause'] button").await;
+    wait_text(&c, "#judging-state", "the <i>data</i> is being checked").await;
+    inert(&c).await;
+    let alice =
+        s.t.create_user("alice", Role::Participant, Some("alice's password"))
+            .await
+            .unwrap();
+    let alice_token = s.t.issue_token(alice.id, "test").await.unwrap().token;
+    s.t.create_team(id, "Alpha", alice.id).await.unwrap();
+    let page = http
+        .get(s.url(&format!("/challenges/{id}")))
+        .header("cookie", format!("pj_session={alice_token}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Judging paused."), "{page}");
+    assert!(
+        page.contains("the &lt;i&gt;data&lt;/i&gt; is being checked"),
+        "{page}"
+    );
+    click(&c, "form[action$='/resume'] button").await;
+    wait_text(&c, "#judging-state", "Running").await;
+
+    // A team's entry is judged; the console's submissions page shows it scored.
+    let sub = upload(&s, &alice_token, id).await;
+    c.goto(&s.url(&room("/submissions"))).await.unwrap();
+    wait_text(&c, "#console-submissions", "queued").await;
+    let job = s.take().await;
+    s.report(&job, scored_result(0.77), "ok\n", Some(0.77))
+        .await;
+    c.goto(&s.url(&room("/submissions?state=scored")))
+        .await
+        .unwrap();
+    let rows = wait_text(&c, "#console-submissions", "scored").await;
+    assert!(rows.contains("Alpha"), "{rows}");
+    assert!(
+        c.find(Locator::Css(&format!("a[href='/submissions/{sub}']")))
+            .await
+            .is_ok()
+    );
+
+    // The metrics, read with the session (the API alone wants a bearer token).
+    c.goto(&s.url("/organiser/workers")).await.unwrap();
+    wait_text(&c, "main", "w1").await;
+    click(&c, "a[href='/organiser/metrics']").await;
+    wait_text(&c, "body", "physiojudge_queue_length").await;
+    let r = http
+        .get(s.url("/organiser/metrics"))
+        .header("cookie", format!("pj_session={alice_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403, "a participant read the metrics");
+
+    // Published from the console; the public board shows it to anyone.
+    c.goto(&s.url(&room("/publish"))).await.unwrap();
+    wait_text(&c, "#history-h", "Rescoring history").await;
+    click(&c, &format!("form[action^='{}'] button", room("/publish"))).await;
+    wait_text(&c, "#published-version", "version 1").await;
+    sign_out(&c).await;
+    c.goto(&s.url(&format!(
+        "/challenges/{id}/leaderboard?phase=open&board=published"
+    )))
+    .await
+    .unwrap();
+    let board = wait_text(&c, "table.board", "Alpha").await;
+    assert!(board.contains("0.77"), "{board}");
+
+    // Every console page fits a phone; each is saved at 390 and 1366 px.
+    sign_in(&c, &s, "org", "organiser pass").await;
+    let pages = [
+        ("console-challenges", "/organiser".to_owned()),
+        ("console-overview", room("")),
+        ("console-phases", room("/phases")),
+        ("console-submissions", room("/submissions")),
+        ("console-publish", room("/publish")),
+        ("console-rules", room("/rules")),
+        ("console-workers", "/organiser/workers".to_owned()),
+    ];
+    for (w, h) in [(360u32, 800u32), (390, 844), (1366, 900)] {
+        c.set_window_size(w, h).await.unwrap();
+        for (name, path) in &pages {
+            c.goto(&s.url(path)).await.unwrap();
+            fits(&c, w).await;
+            inert(&c).await;
+            if w != 360 {
+                s.shot(&c, &format!("{name}-{w}")).await;
+            }
+        }
+    }
+    c.close().await.unwrap();
+}
+
+mod console {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::console_from_empty_site(store::Backend::Sqlite).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::console_from_empty_site(store::Backend::Postgres).await;
+    }
 }
 
 mod publishing {

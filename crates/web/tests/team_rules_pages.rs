@@ -64,9 +64,33 @@ impl Site {
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
+    /// Posts a form as `token`'s session, with the CSRF token its console carries: the
+    /// status and the page answered (a refusal drawn in place).
+    async fn post_page(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let (_, page) = self
+            .get(token, "/organiser/challenges/cinc2017/rules")
+            .await;
+        let mut body = format!("csrf={}", enc(&csrf_of(&page)));
+        for (k, v) in fields {
+            body.push_str(&format!("&{k}={}", enc(v)));
+        }
+        let r = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("cookie", format!("pj_session={token}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
     /// Posts a form as `token`'s session, with the CSRF token its console carries.
     async fn post(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let (_, page) = self.get(token, "/organiser").await;
+        let (_, page) = self
+            .get(token, "/organiser/challenges/cinc2017/rules")
+            .await;
         let csrf = csrf_of(&page);
         let mut body = format!("csrf={}", enc(&csrf));
         for (k, v) in fields {
@@ -167,9 +191,9 @@ async fn pages_of_team_rules(backend: Backend) {
     let (status, to) = s
         .post(
             &org,
-            "/organiser/extensions",
+            "/organiser/challenges/cinc2017/extensions",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "extension"),
                 ("phase", "official"),
                 ("team", &beta_id),
                 ("closes", &closes),
@@ -179,14 +203,17 @@ async fn pages_of_team_rules(backend: Backend) {
         .await;
     assert_eq!(
         (status, to.as_str()),
-        (303, "/organiser?done=extension&id=cinc2017&name=Beta")
+        (
+            303,
+            "/organiser/challenges/cinc2017/rules?done=extension&name=Beta"
+        )
     );
     let (status, to) = s
         .post(
             &org,
-            "/organiser/quotas",
+            "/organiser/challenges/cinc2017/quotas",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "quota"),
                 ("phase", "official"),
                 ("team", &beta_id),
                 ("total", "9"),
@@ -198,14 +225,17 @@ async fn pages_of_team_rules(backend: Backend) {
         .await;
     assert_eq!(
         (status, to.as_str()),
-        (303, "/organiser?done=quota&id=cinc2017&name=Beta")
+        (
+            303,
+            "/organiser/challenges/cinc2017/rules?done=quota&name=Beta"
+        )
     );
     let (status, _) = s
         .post(
             &org,
-            "/organiser/baseline",
+            "/organiser/challenges/cinc2017/baseline",
             &[
-                ("challenge", "cinc2017"),
+                ("form", "baseline"),
                 ("team", &base.id.to_string()),
                 ("baseline", "true"),
             ],
@@ -216,11 +246,14 @@ async fn pages_of_team_rules(backend: Backend) {
     // A form without the session's CSRF token is refused and changes nothing.
     let r = s
         .http
-        .post(format!("{}/organiser/extensions/revoke", s.base))
+        .post(format!(
+            "{}/organiser/challenges/cinc2017/extensions/revoke",
+            s.base
+        ))
         .header("cookie", format!("pj_session={org}"))
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!(
-            "csrf=forged&challenge=cinc2017&phase=official&team={beta_id}"
+            "csrf=forged&form=rule-remove&phase=official&team={beta_id}"
         ))
         .send()
         .await
@@ -228,15 +261,52 @@ async fn pages_of_team_rules(backend: Backend) {
     assert_eq!(r.status().as_u16(), 403);
     assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_some());
 
+    // A refusal, the form's own or the API's, is the same page with the reason above
+    // the form and what was typed kept; nothing changes.
+    for (closes, status, why) in [
+        ("soon", 422, "Closes: “soon” is not a date and time"),
+        ("2000-01-01T00:00", 422, "Not done: "),
+    ] {
+        let (got, page) = s
+            .post_page(
+                &org,
+                "/organiser/challenges/cinc2017/extensions",
+                &[
+                    ("form", "extension"),
+                    ("phase", "official"),
+                    ("team", &beta_id),
+                    ("closes", closes),
+                    ("reason", "a <b>second</b> power cut"),
+                ],
+            )
+            .await;
+        assert_eq!(got, status, "{page}");
+        assert!(page.contains("id=\"refused-extension\""), "{page}");
+        assert!(page.contains(why), "{page}");
+        assert!(
+            page.contains("value=\"a &lt;b&gt;second&lt;/b&gt; power cut\""),
+            "the reason was not kept: {page}"
+        );
+        assert!(page.contains(&format!("value=\"{closes}\"")), "{page}");
+    }
+    assert_eq!(
+        s.t.extension(phase.id, beta.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .reason,
+        "a power cut at the lab"
+    );
+
     // The console lists what is in force.
-    let (_, console) = s.get(&org, "/organiser").await;
+    let (_, console) = s.get(&org, "/organiser/challenges/cinc2017/rules").await;
     for want in [
         "table class=\"extensions\"",
         "a power cut at the lab",
         "joined late",
         "9 in all",
         "Baselines: Trivial",
-        "action=\"/organiser/extensions/revoke\"",
+        "action=\"/organiser/challenges/cinc2017/extensions/revoke\"",
     ] {
         assert!(console.contains(want), "the console lacks {want:?}");
     }
@@ -269,15 +339,21 @@ async fn pages_of_team_rules(backend: Backend) {
 
     // Revoked and removed through the console.
     for (path, done) in [
-        ("/organiser/extensions/revoke", "extension-revoked"),
-        ("/organiser/quotas/remove", "quota-removed"),
+        (
+            "/organiser/challenges/cinc2017/extensions/revoke",
+            "extension-revoked",
+        ),
+        (
+            "/organiser/challenges/cinc2017/quotas/remove",
+            "quota-removed",
+        ),
     ] {
         let (status, to) = s
             .post(
                 &org,
                 path,
                 &[
-                    ("challenge", "cinc2017"),
+                    ("form", "rule-remove"),
                     ("phase", "official"),
                     ("team", &beta_id),
                 ],
@@ -285,7 +361,10 @@ async fn pages_of_team_rules(backend: Backend) {
             .await;
         assert_eq!(
             (status, to),
-            (303, format!("/organiser?done={done}&id=cinc2017&name=Beta"))
+            (
+                303,
+                format!("/organiser/challenges/cinc2017/rules?done={done}&name=Beta")
+            )
         );
     }
     assert!(s.t.extension(phase.id, beta.id).await.unwrap().is_none());

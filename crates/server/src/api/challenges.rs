@@ -15,8 +15,9 @@ use crate::auth::{Caller, MaybeCaller, Organiser, maybe_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json, Query};
 use crate::views::{
-    BoardName, ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView, LeaderboardView,
-    NewChallenge, NewPhase, PhaseView, PublishedView, QuotaInput, QuotaView, RankingView,
+    BoardName, ChallengeChange, ChallengeView, DefinitionKind, ErrorBody, LeaderboardRowView,
+    LeaderboardView, NewChallenge, NewPhase, PhaseView, PublishedView, QuotaInput, QuotaView,
+    RankingView,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -26,8 +27,9 @@ use utoipa_axum::routes;
 pub(super) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(get_one))
+        .routes(routes!(get_one, update))
         .routes(routes!(create_phase))
+        .routes(routes!(update_phase))
         .routes(routes!(quota))
         .routes(routes!(leaderboard))
 }
@@ -133,9 +135,9 @@ pub(crate) async fn list(
     Ok(Json(out))
 }
 
-/// An organiser registers a challenge: a built-in definition or TOML text (whose `id`
-/// must be the challenge's), and a data folder on the server, pinned now by its
-/// manifest.
+/// An organiser registers a challenge: a built-in definition (under any id: a second
+/// run of a built-in challenge) or TOML text (whose `id` must be the challenge's), and
+/// a data folder on the server, pinned now by its manifest.
 #[utoipa::path(post, path = "/api/v1/challenges", operation_id = "create_challenge", tag = "challenges",
     request_body = NewChallenge, security(("bearer" = [])),
     responses(
@@ -165,7 +167,9 @@ pub(crate) async fn create(
             .map_err(|e| ApiError::invalid(e.to_string()))?;
         (Definition::Toml(new.definition.clone()), parsed)
     };
-    if parsed.id != new.id {
+    // A built-in definition may be hosted under any id (a second run of a challenge,
+    // for a course); a TOML text names its challenge, which must be this one.
+    if !builtin && parsed.id != new.id {
         return Err(ApiError::invalid(format!(
             "the definition is for challenge {:?}, not {:?}",
             parsed.id, new.id
@@ -240,8 +244,17 @@ pub(crate) async fn create_phase(
     Path(id): Path<String>,
     Body(new): Body<NewPhase>,
 ) -> Result<(StatusCode, Json<PhaseView>), ApiError> {
-    crate::api::accounts::check_name("name", &new.name)?;
     app.store.challenge(&id).await?;
+    let phase = app.store.create_phase(&id, &phase_of(new)?).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(PhaseView::new(&phase, app.store.now())),
+    ))
+}
+
+/// A phase as the API is given it, checked, as the store keeps it.
+fn phase_of(new: NewPhase) -> Result<store::NewPhase, ApiError> {
+    crate::api::accounts::check_name("name", &new.name)?;
     let quota = match new.quota {
         None => Quota::default(),
         Some(QuotaInput::Total(n)) => Quota {
@@ -255,26 +268,66 @@ pub(crate) async fn create_phase(
         },
     };
     check_limits(&quota)?;
-    let phase = app
-        .store
-        .create_phase(
-            &id,
-            &store::NewPhase {
-                name: new.name,
-                opens: new.opens,
-                closes: new.closes,
-                selection_closes: new.selection_closes,
-                quota,
-                scored_split: new.scored_split.into(),
-                show_exam: new.show_exam,
-                rule: new.rule.into(),
-            },
-        )
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(PhaseView::new(&phase, app.store.now())),
-    ))
+    Ok(store::NewPhase {
+        name: new.name,
+        opens: new.opens,
+        closes: new.closes,
+        selection_closes: new.selection_closes,
+        quota,
+        scored_split: new.scored_split.into(),
+        show_exam: new.show_exam,
+        rule: new.rule.into(),
+    })
+}
+
+/// An organiser changes a phase: every field as when adding one (the name may change
+/// too). Its submissions, per-team rules and published boards stay with it; its
+/// leaderboards follow the new split, rule and visibility at once.
+#[utoipa::path(put, path = "/api/v1/challenges/{id}/phases/{phase}", tag = "challenges",
+    request_body = NewPhase, security(("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id"),
+        ("phase" = String, Path, description = "the phase's name now")),
+    responses(
+        (status = 200, body = PhaseView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the new name is taken"),
+        (status = 422, body = ErrorBody, description = "closes before it opens, …"),
+    ))]
+pub(crate) async fn update_phase(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Path((id, phase)): Path<(String, String)>,
+    Body(new): Body<NewPhase>,
+) -> Result<Json<PhaseView>, ApiError> {
+    app.store.challenge(&id).await?;
+    let p = app.store.update_phase(&id, &phase, &phase_of(new)?).await?;
+    Ok(Json(PhaseView::new(&p, app.store.now())))
+}
+
+/// An organiser changes a challenge's title (the fields left out stay as they are;
+/// its definition and data folder are fixed when it is created).
+#[utoipa::path(patch, path = "/api/v1/challenges/{id}", operation_id = "update_challenge",
+    tag = "challenges", request_body = ChallengeChange, security(("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id")),
+    responses(
+        (status = 200, body = ChallengeView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    ))]
+pub(crate) async fn update(
+    State(app): State<App>,
+    Organiser(by): Organiser,
+    Path(id): Path<String>,
+    Body(change): Body<ChallengeChange>,
+) -> Result<Json<ChallengeView>, ApiError> {
+    let mut c = app.store.challenge(&id).await?;
+    if let Some(t) = change.title.as_deref().map(str::trim) {
+        crate::api::accounts::check_name("title", t)?;
+        c = app.store.set_challenge_title(&id, t).await?;
+    }
+    Ok(Json(challenge_view(&app, &c, Some(&by)).await?))
 }
 
 /// Quota limits as the store keeps them: at most `i32::MAX` each.

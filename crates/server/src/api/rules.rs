@@ -27,6 +27,7 @@ pub(super) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(publish))
         .routes(routes!(rescore))
+        .routes(routes!(list_rescores))
         .routes(routes!(get_rescore))
         .routes(routes!(apply_rescore))
         .routes(routes!(cancel_rescore))
@@ -227,6 +228,28 @@ pub(crate) async fn rescore(
         })
         .await?;
     Ok((StatusCode::CREATED, Json(rescore_view(&app, &r).await?)))
+}
+
+/// Every rescoring of a challenge, newest first, with its changes: its history.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/rescores", tag = "challenges",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the challenge's id")),
+    responses(
+        (status = 200, body = Vec<RescoreView>),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+pub(crate) async fn list_rescores(
+    State(app): State<App>,
+    Organiser(_by): Organiser,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<RescoreView>>, ApiError> {
+    app.store.challenge(&id).await?;
+    let mut out = Vec::new();
+    for r in app.store.rescores(&id).await? {
+        out.push(rescore_view(&app, &r).await?);
+    }
+    Ok(Json(out))
 }
 
 /// A rescoring, with its changes.

@@ -484,3 +484,14 @@ pub struct WorkersView {
     /// By name.
     pub workers: Vec<WorkerView>,
 }
+
+/// What an organiser changes of a challenge (`PATCH /api/v1/challenges/{id}`): each
+/// field given replaces the stored one; those left out stay.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeChange {
+    /// Its title, as on its page and in lists (1 to 100 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 100)]
+    pub title: Option<String>,
+}

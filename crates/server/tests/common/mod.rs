@@ -159,6 +159,14 @@ impl Harness {
         answer(r.send().await.unwrap()).await
     }
 
+    pub async fn patch(&self, token: Option<&str>, path: &str, body: Value) -> Answer {
+        let mut r = self.http.patch(self.url(path)).json(&body);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        answer(r.send().await.unwrap()).await
+    }
+
     pub async fn delete(&self, token: Option<&str>, path: &str) -> Answer {
         let mut r = self.http.delete(self.url(path));
         if let Some(t) = token {
