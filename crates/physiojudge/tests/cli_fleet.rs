@@ -18,9 +18,15 @@
 //! on the same address and records: the worker, which only dials out, goes on, and the
 //! submission is scored once.
 //!
+//! Others: a take whose reply dies with the server (a proxy holds it back while the
+//! server is killed) is answered again with the same attempt; two `serve --replica`
+//! processes on one database and state folder behind a round-robin proxy, one killed
+//! under load, lose nothing and judge nothing twice; and the outage tests (PostgreSQL,
+//! NATS) that take the machine's services alone.
+//!
 //! Needs root (the sandbox), the shared data, PostgreSQL and NATS; runs under
 //! `flock /tmp/physiojudge-sandbox.lock` with the other sandbox tests. Sandbox slots
-//! 52–54.
+//! 52–60 and 68–71.
 
 mod common;
 

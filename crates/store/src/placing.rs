@@ -32,7 +32,11 @@ impl Store {
     {
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            let lock = if tx.is_postgres() { " FOR UPDATE OF a" } else { "" };
+            let lock = if tx.is_postgres() {
+                " FOR UPDATE OF a"
+            } else {
+                ""
+            };
             let held = tx
                 .fetch_optional(
                     &format!(

@@ -135,7 +135,11 @@ async fn taken_before(
 }
 
 /// Why an attempt is not this worker's current one (for [`Error::AttemptRefused`]).
-pub(crate) async fn why_refused(tx: &mut Tx, key: AttemptKey, worker: WorkerId) -> Result<Error, Error> {
+pub(crate) async fn why_refused(
+    tx: &mut Tx,
+    key: AttemptKey,
+    worker: WorkerId,
+) -> Result<Error, Error> {
     let r = tx
         .fetch_optional(
             "SELECT a.worker_id, a.ended_at, a.outcome, s.current_attempt, s.state \
