@@ -20,6 +20,7 @@ Run by `scripts/bench-fleet.sh rush [SUBMISSIONS] [TEAMS]`; needs root, the runt
 PostgreSQL (127.0.0.1:5432, user postgres) and NATS (127.0.0.1:4222). Sandbox slots 0
 and 1 (PHYSIOJUDGE_BENCH_FIRST_SLOT=K: K and K + 1): run it under
 `flock /tmp/physiojudge-sandbox.lock` on a shared machine, or on slots of its own.
+PHYSIOJUDGE_BENCH_ONLY=server (or =replicas) runs one of the two set-ups.
 """
 
 import http.client, io, json, os, re, shutil, statistics, subprocess, sys, tempfile
