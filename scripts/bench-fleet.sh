@@ -16,10 +16,19 @@
 # `flock /tmp/physiojudge-sandbox.lock` on a shared machine (sandbox slots 0 and 1).
 #
 #   scripts/bench-fleet.sh [SUBMISSIONS]     (default 30, after 2 warm-up ones each)
+#
+# `rush` (BENCHMARKS.md, "A fleet under a rush"): SUBMISSIONS uploads at once against
+# two remote workers, first behind one server, then behind two replicas on one
+# PostgreSQL database and state folder; see scripts/bench-fleet-rush.py.
+#
+#   scripts/bench-fleet.sh rush [SUBMISSIONS] [TEAMS]   (default 1000 and 16)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pj="${PHYSIOJUDGE:-$root/target/release/physiojudge}"
 [ -x "$pj" ] || { echo "no physiojudge at $pj (cargo build --release -p physiojudge)" >&2; exit 2; }
+if [ "${1:-}" = rush ]; then
+    exec python3 -u "$root/scripts/bench-fleet-rush.py" "$pj" "${2:-1000}" "${3:-16}"
+fi
 exec python3 - "$pj" "${1:-30}" <<'PY'
 import datetime, http.client, io, json, os, shutil, statistics, subprocess, sys, tempfile
 import time, zipfile

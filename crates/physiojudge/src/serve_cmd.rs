@@ -56,6 +56,14 @@ pub struct ServeArgs {
     /// With --demo: the folder of example entries (default: the checkout's `entries/`).
     #[arg(long, requires = "demo")]
     pub entries: Option<PathBuf>,
+    /// This server's name among replicas: several `serve` processes on one PostgreSQL
+    /// database and one shared state folder, behind one address (docs/service.md, "A
+    /// fleet"). Its local worker is `local-NAME` (so a replica that starts again ends
+    /// only its own earlier attempts) and its uploads in progress live in
+    /// `incoming/NAME/`. Every replica needs a name of its own. Without it the server
+    /// is the only one on its state folder and its local worker is `local`.
+    #[arg(long, value_parser = replica_name)]
+    pub replica: Option<String>,
     /// Mark the web site's session cookie `Secure` (serve behind https only).
     #[arg(long)]
     pub secure_cookies: bool,
@@ -175,6 +183,19 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         crate::demo_cmd::ensure_runtime()?;
     }
+    if a.replica.is_some()
+        && !a
+            .database
+            .as_deref()
+            .is_some_and(|d| d.starts_with("postgres://") || d.starts_with("postgresql://"))
+    {
+        // Replicas share one database; a SQLite file belongs to one process.
+        return Err(crate::output::UsageError(
+            "--replica needs --database postgres://…: replicas share one PostgreSQL database"
+                .into(),
+        )
+        .into());
+    }
     let notices: Option<fleet::QueueUrl> = match &a.queue {
         Some(q) => Some(
             q.parse()
@@ -208,6 +229,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let _reconciler = queue.spawn_reconciler();
         let mut config = server::Config::new(&state);
         config.max_upload_bytes = a.max_upload_mib.saturating_mul(1 << 20);
+        config.replica = a.replica.clone();
         a.limits.apply(&mut config)?;
         let waker = queue.clone();
         config.on_queued = Some(server::OnQueued(std::sync::Arc::new(move || waker.wake())));
@@ -247,7 +269,7 @@ pub fn run(a: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             Some(
                 worker::Pool::start_local(
                     &queue,
-                    "local",
+                    &local_worker_name(a.replica.as_deref()),
                     judge,
                     config,
                     Some(progress.observer()),
@@ -339,6 +361,31 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// `--replica`'s name: 1 to 32 lowercase letters, digits and `-` (it names a folder and
+/// a worker).
+fn replica_name(name: &str) -> Result<String, String> {
+    let ok = (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "{name:?}: give 1 to 32 lowercase letters, digits and '-'"
+        ))
+    }
+}
+
+/// The server's own worker: `local`, or `local-NAME` for the replica NAME, so that
+/// replicas on one database never end each other's attempts when one starts again.
+fn local_worker_name(replica: Option<&str>) -> String {
+    match replica {
+        Some(r) => format!("local-{r}"),
+        None => "local".to_owned(),
     }
 }
 

@@ -18,9 +18,15 @@
 //! on the same address and records: the worker, which only dials out, goes on, and the
 //! submission is scored once.
 //!
+//! Others: a take whose reply dies with the server (a proxy holds it back while the
+//! server is killed) is answered again with the same attempt; two `serve --replica`
+//! processes on one database and state folder behind a round-robin proxy, one killed
+//! under load, lose nothing and judge nothing twice; and the outage tests (PostgreSQL,
+//! NATS) that take the machine's services alone.
+//!
 //! Needs root (the sandbox), the shared data, PostgreSQL and NATS; runs under
 //! `flock /tmp/physiojudge-sandbox.lock` with the other sandbox tests. Sandbox slots
-//! 52–54.
+//! 52–60 and 68–71.
 
 mod common;
 
@@ -57,12 +63,24 @@ impl Worker {
         slot: u32,
         state: Option<tempfile::TempDir>,
     ) -> Worker {
+        Worker::start_at(&s.base, site, queue, token, slot, state)
+    }
+
+    /// [`Worker::start`] for the server at `base` (a proxy's address).
+    fn start_at(
+        base: &str,
+        site: &Site,
+        queue: &str,
+        token: &str,
+        slot: u32,
+        state: Option<tempfile::TempDir>,
+    ) -> Worker {
         let state = state.unwrap_or_else(|| tempfile::tempdir().unwrap());
         let mut child = testkit::physiojudge_command!()
             .args([
                 "worker",
                 "--server",
-                &s.base,
+                base,
                 "--queue",
                 queue,
                 "--token",
@@ -781,4 +799,283 @@ fn an_upload_whose_answer_is_lost_is_recorded_once() {
         .map(|x| x["id"].as_str().unwrap())
         .collect();
     assert_eq!(listed, [id.as_str()], "{mine:?}");
+}
+
+/// Copies `from` to `to` until either side ends, then closes both.
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
+    let _ = std::io::copy(&mut from, &mut to);
+    let _ = to.shutdown(std::net::Shutdown::Both);
+    let _ = from.shutdown(std::net::Shutdown::Both);
+}
+
+/// A TCP proxy to `upstream` on a free loopback port that loses the answer of the
+/// first take that leased a job (a `POST /api/v1/queue/take` answered 200): the
+/// server has committed the take and replied, the reply goes no further. The proxy
+/// says so on `lost`, waits on `killed` (the test kills the server meanwhile), then
+/// closes the worker's connection unanswered. Everything else passes both ways.
+fn proxy_losing_a_taken_job(
+    upstream: &str,
+) -> (
+    String,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.trim_start_matches("http://").to_owned();
+    let (lost_tx, lost) = std::sync::mpsc::channel();
+    let (killed, killed_rx) = std::sync::mpsc::channel::<()>();
+    let killed_rx = Arc::new(std::sync::Mutex::new(killed_rx));
+    let fired = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { continue };
+            let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                // The server is down: the worker sees its connection closed.
+                continue;
+            };
+            // Whether the answer the server sends next is a take's (HTTP/1.1: one
+            // request at a time on a connection).
+            let take = Arc::new(AtomicBool::new(false));
+            let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let asking = take.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 << 10];
+                while let Ok(k) = c_in.read(&mut buf) {
+                    if k == 0 {
+                        break;
+                    }
+                    if buf[..k].starts_with(b"POST /api/v1/queue/take ") {
+                        asking.store(true, Ordering::SeqCst);
+                    }
+                    if s_out.write_all(&buf[..k]).is_err() {
+                        break;
+                    }
+                }
+                let _ = s_out.shutdown(std::net::Shutdown::Write);
+            });
+            let (lost_tx, killed_rx, fired) = (lost_tx.clone(), killed_rx.clone(), fired.clone());
+            let (mut client, mut server) = (client, server);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 << 10];
+                while let Ok(k) = server.read(&mut buf) {
+                    if k == 0 {
+                        break;
+                    }
+                    let chunk = &buf[..k];
+                    if chunk.starts_with(b"HTTP/1.1 ")
+                        && take.swap(false, Ordering::SeqCst)
+                        && chunk.starts_with(b"HTTP/1.1 200")
+                        && !fired.swap(true, Ordering::SeqCst)
+                    {
+                        let _ = lost_tx.send(());
+                        let _ = killed_rx.lock().unwrap().recv();
+                        break;
+                    }
+                    if client.write_all(chunk).is_err() {
+                        break;
+                    }
+                }
+                let _ = client.shutdown(std::net::Shutdown::Both);
+                let _ = server.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    (format!("http://{addr}"), lost, killed)
+}
+
+/// The server killed (SIGKILL) after a take's commit, its reply lost on the way: the
+/// worker sends the same take id again until a server answers, the restarted server
+/// answers with the attempt the lost reply carried, and the worker judges it. The
+/// attempt is not left to lapse (35 s, `worker_lost`): the submission is scored on its
+/// first attempt. Sandbox slot 68.
+#[test]
+fn a_take_whose_reply_died_with_the_server_is_not_lost() {
+    let _services = services_shared();
+    let Some(Fleet {
+        site,
+        org,
+        queue,
+        _stream,
+        s,
+        token,
+        alice,
+    }) = fleet("fleet_take_reply_lost", 68)
+    else {
+        return;
+    };
+    let entries = tempfile::tempdir().unwrap();
+    let trivial = trivial_entry(&entries.path().join("trivial"));
+    let (proxy, lost, killed) = proxy_losing_a_taken_job(&s.base);
+    let worker = Worker::start_at(&proxy, &site, &queue, &token, 68, None);
+    let id = s.submit(&alice, "cinc2017", &trivial);
+    lost.recv_timeout(Duration::from_secs(120))
+        .expect("no take was answered with a job");
+    // The take is committed (the server answered it); the server dies before the
+    // worker hears of it.
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let v = s.submission(&org, &id).json;
+    assert_eq!(v["state"], "running", "{v}");
+    s.kill9();
+    killed.send(()).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let s = site.serve_with(&addr, 0, &["--queue", &queue]);
+    let v = s.wait_for(&org, &id, Duration::from_secs(300), is_final);
+    assert_eq!(v["state"], "scored", "{v}");
+    assert_eq!(v["attempts"], 1, "{v}");
+    let states: Vec<String> = history(&v).into_iter().map(|(to, _)| to).collect();
+    assert_eq!(states, ["queued", "running", "scored"], "{v}");
+    let log = s.get(Some(&alice), &format!("/api/v1/submissions/{id}/logs/quiz"));
+    assert_eq!(log.status, 200, "{log:?}");
+    drop(worker);
+}
+
+/// A round-robin TCP proxy in front of `upstreams` on a free loopback port: each
+/// connection goes to the next upstream that accepts it (a dead one is skipped).
+fn round_robin(upstreams: Vec<String>) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstreams: Vec<String> = upstreams
+        .iter()
+        .map(|u| u.trim_start_matches("http://").to_owned())
+        .collect();
+    let next = AtomicUsize::new(0);
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { continue };
+            let server = (0..upstreams.len()).find_map(|_| {
+                let i = next.fetch_add(1, Ordering::SeqCst) % upstreams.len();
+                std::net::TcpStream::connect(&upstreams[i]).ok()
+            });
+            let Some(server) = server else { continue };
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || pipe(client, server));
+            std::thread::spawn(move || pipe(s2, c2));
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// `physiojudge submit --no-wait` to `base`: the submission's id (the CLI sends an
+/// upload again, with its key, when the answer is lost).
+fn submit_via(base: &str, token: &str, entry: &Path) -> String {
+    let o = testkit::physiojudge!([
+        "submit",
+        "--server",
+        base,
+        "--token",
+        token,
+        "--challenge",
+        "cinc2017",
+        "--no-wait",
+        entry.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim().to_owned()
+}
+
+/// Two `serve` replicas (`--replica a` with one local slot, `--replica b` with none) on
+/// one PostgreSQL database and one state folder, behind a round-robin proxy; two
+/// remote workers and all uploads go through the proxy. Replica `a` is killed
+/// (SIGKILL) while its local worker judges and uploads arrive: every upload is one
+/// submission (a lost answer is sent again with its key), every submission is scored
+/// exactly once, any lost attempt is `worker_lost`, and the team reads each log from
+/// the shared folder through the replica left. Sandbox slots 69–71.
+#[test]
+fn two_replicas_one_killed_lose_nothing_and_judge_nothing_twice() {
+    let _services = services_shared();
+    let test = "fleet_two_replicas";
+    if !testkit::root(test) {
+        return;
+    }
+    let Some(data) = testkit::shared_data(test) else {
+        return;
+    };
+    let site = Site::new(Backend::Postgres, 71);
+    let org = site.organiser("boss");
+    let queue = queue_url();
+    let _stream = Stream(queue.parse().unwrap());
+    let a = site.serve_with("127.0.0.1:0", 1, &["--queue", &queue, "--replica", "a"]);
+    let b = site.serve_with("127.0.0.1:0", 0, &["--queue", &queue, "--replica", "b"]);
+    let front = round_robin(vec![a.base.clone(), b.base.clone()]);
+    let token1 = challenge_and_worker(&b, &org, &data.join("cinc2017"));
+    let w = b.post(&org, "/api/v1/workers", json!({"name": "remote-2"}));
+    assert_eq!(w.status, 201, "{w:?}");
+    let token2 = w.json["token"].as_str().unwrap().to_owned();
+    let teams: Vec<String> = (0..8)
+        .map(|i| {
+            let t = b.participant(&org, &format!("p{i}"));
+            b.team(&t, &format!("Team {i}"), "cinc2017");
+            t
+        })
+        .collect();
+    let _workers = [
+        Worker::start_at(&front, &site, &queue, &token1, 69, None),
+        Worker::start_at(&front, &site, &queue, &token2, 70, None),
+    ];
+    let entries = tempfile::tempdir().unwrap();
+    let trivial = trivial_entry(&entries.path().join("trivial"));
+
+    // Eight teams upload three entries each, at once, through the proxy.
+    let uploads: Vec<_> = teams
+        .iter()
+        .map(|t| {
+            let (t, front, trivial) = (t.clone(), front.clone(), trivial.clone());
+            std::thread::spawn(move || {
+                (0..3)
+                    .map(|_| {
+                        let id = submit_via(&front, &t, &trivial);
+                        std::thread::sleep(Duration::from_millis(300));
+                        id
+                    })
+                    .collect::<Vec<String>>()
+            })
+        })
+        .collect();
+    // Replica a dies while its local worker judges.
+    let until = Instant::now() + Duration::from_secs(120);
+    while processes_of(60_071).is_empty() {
+        assert!(Instant::now() < until, "replica a's worker never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    a.kill9();
+    no_processes_of(60_071);
+    let ids: Vec<Vec<String>> = uploads.into_iter().map(|u| u.join().unwrap()).collect();
+
+    let mut lost = 0;
+    for (t, mine) in teams.iter().zip(&ids) {
+        // One submission per upload, one charge each.
+        let q = b.get(Some(t), "/api/v1/challenges/cinc2017/quota");
+        assert_eq!(q.json["used_total"], 3, "{q:?}");
+        let mut distinct = mine.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 3, "{mine:?}");
+        for id in mine {
+            let v = b.wait_for(&org, id, Duration::from_secs(600), is_final);
+            assert_eq!(v["state"], "scored", "{v}");
+            let h = history(&v);
+            assert_eq!(h.iter().filter(|(to, _)| to == "scored").count(), 1, "{v}");
+            for (to, why) in &h {
+                if to == "error" {
+                    assert!(why == "worker_lost" || why == "worker_restarted", "{v}");
+                    lost += 1;
+                }
+            }
+            let log = b.get(Some(t), &format!("/api/v1/submissions/{id}/logs/quiz"));
+            assert_eq!(log.status, 200, "{log:?}");
+        }
+    }
+    // The run replica a held when it died was lost with it, and judged again.
+    assert!(lost >= 1, "no attempt was lost with replica a");
+    let all = b.get(Some(&org), "/api/v1/challenges/cinc2017/submissions");
+    assert_eq!(
+        all.json["submissions"].as_array().map(Vec::len),
+        Some(24),
+        "{all:?}"
+    );
 }

@@ -9,6 +9,8 @@
 //!                                         result.json, logs/<stage>.log,
 //!                                         private/exam.log (docs/judge.md)
 //! <state>/incoming/                       uploads in progress and their checks
+//!                                         (`incoming/<replica>/` for a named
+//!                                         replica: each clears only its own)
 //! ```
 
 use std::path::Path;
@@ -27,8 +29,8 @@ pub const INCOMING: &str = "incoming";
 /// (a remote one sends it here) and where the server reads the logs.
 pub use dispatch::result_dir;
 
-/// Makes the folders and empties `incoming/`.
-pub(crate) fn prepare(state_dir: &Path) -> Result<(), ServerError> {
+/// Makes the folders and empties `incoming` (this server's own uploads in progress).
+pub(crate) fn prepare(state_dir: &Path, incoming: &Path) -> Result<(), ServerError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ServerError::Io { path, source }
@@ -37,7 +39,7 @@ pub(crate) fn prepare(state_dir: &Path) -> Result<(), ServerError> {
         let p = state_dir.join(sub);
         std::fs::create_dir_all(&p).map_err(io(&p))?;
     }
-    let incoming = state_dir.join(INCOMING);
+    let incoming = incoming.to_path_buf();
     if incoming.exists() {
         // Checks unpack untrusted archives here: remove what they left without
         // following links and however deep (the judge's own remover).

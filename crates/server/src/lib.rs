@@ -127,9 +127,23 @@ pub struct Config {
     /// The queue remote workers take jobs from (`/api/v1/queue/…`); `None`: the server
     /// hands out no jobs (503 there), as when only local workers judge.
     pub queue: Option<dispatch::LocalQueue>,
+    /// This server's name among replicas that share the state folder and the database
+    /// (docs/service.md, "A fleet"): its uploads in progress live in
+    /// `incoming/<replica>/`, and only those are cleared at its start. `None`: the one
+    /// server of its state folder (`incoming/` is its own).
+    pub replica: Option<String>,
 }
 
 impl Config {
+    /// Where this server's uploads in progress and their checks live.
+    pub(crate) fn incoming(&self) -> PathBuf {
+        let dir = self.state_dir.join(layout::INCOMING);
+        match &self.replica {
+            Some(r) => dir.join(r),
+            None => dir,
+        }
+    }
+
     /// Tells whoever asked ([`Config::on_queued`]) that a submission was queued.
     pub(crate) fn queued(&self) {
         if let Some(OnQueued(f)) = &self.on_queued {
@@ -157,6 +171,7 @@ impl Config {
             on_queued: None,
             progress: None,
             queue: None,
+            replica: None,
         }
     }
 }
@@ -179,7 +194,7 @@ impl Server {
     /// A server over `store`, keeping files in `config.state_dir` (its folders are made
     /// now; uploads a previous run left unfinished in `incoming/` are removed).
     pub fn new(store: store::Store, config: Config) -> Result<Server, ServerError> {
-        layout::prepare(&config.state_dir)?;
+        layout::prepare(&config.state_dir, &config.incoming())?;
         Ok(Server {
             app: api::App::new(store, config),
         })

@@ -57,6 +57,7 @@ mod leaderboard;
 pub mod manifest;
 mod model;
 mod password;
+mod placing;
 mod publish;
 mod queue;
 mod rescore;
@@ -102,8 +103,15 @@ pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 /// Limits of the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Policy {
-    /// Attempts a submission gets before an `error` stays (shown to organisers).
+    /// Attempts a submission gets before an `error` stays (shown to organisers). Only
+    /// attempts charged to the run count: those ended by the worker's own error (a
+    /// judge or machine fault, a lapsed lease), not those ended by a restart of the
+    /// worker's process or the server, a disabled worker or a stop.
     pub max_attempts: u32,
+    /// Attempts a submission gets at most, charged or not: a run that takes its worker
+    /// down every time (so every attempt ends `worker_restarted`, never charged) stops
+    /// here rather than cycling for ever.
+    pub max_attempts_total: u32,
     /// Submissions of one team running at once: a team at the cap waits while other
     /// teams' submissions are queued, and is not taken while it is at the cap.
     pub team_running_cap: u32,
@@ -117,6 +125,7 @@ impl Default for Policy {
     fn default() -> Policy {
         Policy {
             max_attempts: 3,
+            max_attempts_total: 10,
             team_running_cap: 1,
             worker_error_limit: 3,
         }

@@ -135,7 +135,11 @@ async fn taken_before(
 }
 
 /// Why an attempt is not this worker's current one (for [`Error::AttemptRefused`]).
-async fn why_refused(tx: &mut Tx, key: AttemptKey, worker: WorkerId) -> Result<Error, Error> {
+pub(crate) async fn why_refused(
+    tx: &mut Tx,
+    key: AttemptKey,
+    worker: WorkerId,
+) -> Result<Error, Error> {
     let r = tx
         .fetch_optional(
             "SELECT a.worker_id, a.ended_at, a.outcome, s.current_attempt, s.state \
@@ -309,16 +313,34 @@ async fn insert_result(
     Ok(id)
 }
 
-/// After an attempt ended in `error`: queue the submission again for a new attempt if
-/// it has attempts left. Returns whether it did.
+/// After an attempt ended in `error`: queue the submission again if it has attempts
+/// left. Returns whether it did.
+///
+/// Only the attempts charged to the run count toward [`crate::Policy::max_attempts`]:
+/// those that ended in the worker's own error (a judge or machine fault, a lapsed
+/// lease). An attempt ended by something else (the worker's process or the server
+/// started again, an organiser disabled the worker, a stop) says nothing about the
+/// entry and is not charged. All attempts, charged or not, are bounded by
+/// [`crate::Policy::max_attempts_total`]: a run that keeps taking its worker down
+/// with it ends somewhere, for an organiser to see.
 async fn retry(
     tx: &mut Tx,
     id: SubmissionId,
     number: u32,
-    max_attempts: u32,
+    policy: &crate::Policy,
     now: i64,
 ) -> Result<bool, Error> {
-    if number >= max_attempts {
+    let r = tx
+        .fetch_one(
+            "SELECT COUNT(*) AS n, \
+             COUNT(CASE WHEN COALESCE(blame, 'worker') <> 'elsewhere' THEN 1 END) AS charged \
+             FROM attempts WHERE submission_id = $1 AND ended_at IS NOT NULL",
+            args![id],
+        )
+        .await?;
+    let charged = count(r.get::<i64>("charged")?)?;
+    let all = count(r.get::<i64>("n")?)?.max(number);
+    if charged >= policy.max_attempts || all >= policy.max_attempts_total {
         return Ok(false);
     }
     transition(
@@ -634,14 +656,7 @@ impl Store {
             }
             let id = insert_result(&mut tx, key, report, now, None).await?;
             if report.outcome == Outcome::Error {
-                retry(
-                    &mut tx,
-                    key.submission,
-                    key.number,
-                    self.policy.max_attempts,
-                    now,
-                )
-                .await?;
+                retry(&mut tx, key.submission, key.number, &self.policy, now).await?;
                 if blame == Some(Blame::Worker) {
                     crate::workers::check_errors(&mut tx, &self.policy, worker, now).await?;
                 }
@@ -899,7 +914,7 @@ pub(crate) async fn end_running(
         .await?;
         done.lost.push(key);
         lost_by.push(worker);
-        if retry(tx, key.submission, key.number, policy.max_attempts, now).await? {
+        if retry(tx, key.submission, key.number, policy, now).await? {
             done.requeued.push(key.submission);
         } else {
             done.gave_up.push(key.submission);

@@ -30,10 +30,6 @@ pub(crate) struct Inner {
     /// streams.
     pub histories: events::Histories,
     pub stopping: Stopping,
-    /// Held while a remote worker's result folder is put in place or its report
-    /// taken (`queue::put_result`, `queue::report`), so that neither sees the other
-    /// half done.
-    pub results: tokio::sync::Mutex<()>,
 }
 
 impl Deref for App {
@@ -71,7 +67,6 @@ impl App {
             config,
             metrics: Metrics::default(),
             stopping: Stopping::default(),
-            results: tokio::sync::Mutex::new(()),
         }))
     }
 }

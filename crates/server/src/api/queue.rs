@@ -23,7 +23,7 @@ use crate::api::{App, parse_id};
 use crate::auth::WorkerCaller;
 use crate::error::ApiError;
 use crate::json::{Body as JsonBody, Json};
-use crate::layout::{INCOMING, result_dir};
+use crate::layout::result_dir;
 use crate::views::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -290,7 +290,7 @@ pub(crate) async fn put_result(
         .with("max_bytes", MAX_RESULT_BYTES));
     }
     let name = uuid::Uuid::now_v7().to_string();
-    let incoming = app.config.state_dir.join(INCOMING);
+    let incoming = app.config.incoming();
     let archive = incoming.join(format!("result-{name}.tar"));
     let (_, _, archive) =
         super::upload::receive(body, &archive, MAX_RESULT_BYTES, "a result folder").await?;
@@ -303,19 +303,25 @@ pub(crate) async fn put_result(
         .await
         .map_err(|e| ApiError::internal(&e))??;
     drop(archive);
-    // Put in place under the lock reports take too, with the attempt checked again:
-    // the lease may have lapsed during the upload, or a report ended it, and a folder
-    // must never change behind an accepted result.
-    let _placing = app.results.lock().await;
-    if let Err(e) = held(&app, &worker, key).await {
+    // Put in place under the attempt's lock in the database, which reports, the
+    // reconciler and every other server on the database respect, with the attempt
+    // checked again: the lease may have lapsed during the upload, or a report ended
+    // it, and a folder must never change behind an accepted result.
+    let dest = result_dir(&app.config.state_dir, key);
+    let scratch = folder.clone();
+    let placed = app
+        .store
+        .while_holding(worker.id, key, async move {
+            tokio::task::spawn_blocking(move || place_result(&scratch, &dest))
+                .await
+                .map_err(|e| ApiError::internal(&e))?
+        })
+        .await;
+    if !matches!(placed, Ok(Ok(_))) {
         let _ =
             tokio::task::spawn_blocking(move || judge::workdir::remove_tree(&folder, None)).await;
-        return Err(e);
     }
-    let dest = result_dir(&app.config.state_dir, key);
-    tokio::task::spawn_blocking(move || place_result(&folder, &dest))
-        .await
-        .map_err(|e| ApiError::internal(&e))?
+    placed?
 }
 
 fn io_error(p: &FsPath, e: &dyn std::fmt::Display) -> ApiError {
@@ -404,13 +410,19 @@ pub(crate) async fn report(
 ) -> Result<Json<ReportAnswer>, ApiError> {
     let queue = queue(&app)?;
     let key = attempt_key(&submission, &number)?;
-    // Not while a folder of the attempt is being put in place (`put_result`).
-    let _placing = app.results.lock().await;
     let judged = matches!(r.report.outcome, Outcome::Scored | Outcome::Failed);
-    if judged && !result_dir(&app.config.state_dir, key).is_dir() {
+    // Looked for under the attempt's lock (`put_result`): not while a folder of the
+    // attempt is being put in place, by this server or another on the database.
+    let dir = result_dir(&app.config.state_dir, key);
+    let present = app
+        .store
+        .while_holding(worker.id, key, async move {
+            Ok::<_, std::convert::Infallible>(dir.is_dir())
+        })
+        .await?;
+    if judged && present != Ok(true) {
         // Logs, outputs and rescoring read the folder: a judged result without it would
         // be a score nobody can check.
-        held(&app, &worker, key).await?;
         return Err(ApiError::conflict(
             "result_missing",
             format!(

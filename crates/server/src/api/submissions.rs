@@ -265,10 +265,12 @@ pub(crate) async fn get_one(
                     None => "error".to_owned(),
                 }
             } else {
+                let p = app.store.policy();
                 format!(
                     "a fault of the platform, not of the entry (never charged): it is retried \
-                     up to {} attempts, then the organisers look at it",
-                    app.store.policy().max_attempts
+                     up to {} attempts ended by a judge or worker fault ({} in all), then the \
+                     organisers look at it",
+                    p.max_attempts, p.max_attempts_total
                 )
             })
         }

@@ -43,7 +43,7 @@ use crate::api::challenges::{resolve_phase, team_of};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json::{Json, Query};
-use crate::layout::{ENTRIES, INCOMING};
+use crate::layout::ENTRIES;
 use crate::views::{CreatedSubmission, ErrorBody};
 
 /// The entry archive: `.zip`, `.tar.gz` or `.tar`, told apart by its first bytes.
@@ -196,11 +196,7 @@ pub(crate) async fn upload(
 
     // 2. Streamed to disk, counted and hashed.
     let name = uuid::Uuid::now_v7().to_string();
-    let part = app
-        .config
-        .state_dir
-        .join(INCOMING)
-        .join(format!("{name}.part"));
+    let part = app.config.incoming().join(format!("{name}.part"));
     let (bytes, sha256, part) = receive(body, &part, max, ENTRY).await?;
     if bytes == 0 {
         return Err(invalid_entry("the body is empty: send the archive's bytes"));
@@ -447,11 +443,7 @@ async fn check(app: &App, entry: &FsPath, name: &str) -> Result<(), ApiError> {
         .acquire()
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let scratch = app
-        .config
-        .state_dir
-        .join(INCOMING)
-        .join(format!("check-{name}"));
+    let scratch = app.config.incoming().join(format!("check-{name}"));
     let entry = entry.to_path_buf();
     let caps = app.config.unpack_caps;
     // Blocking file work; it runs to the end (and cleans up) even if the client hangs

@@ -11,6 +11,7 @@ mod clocks;
 mod idempotency;
 mod leaderboard;
 mod names;
+mod placing;
 mod queue;
 mod records;
 mod rules;

@@ -21,6 +21,7 @@ both!(
     failures_by_reason,
     a_restarted_worker_loses_only_its_own_attempts,
     a_platform_outage_extends_leases,
+    only_the_runs_own_errors_use_its_attempts,
 );
 
 async fn fifo_and_fair_across_teams(t: &TestStore) {
@@ -656,4 +657,73 @@ async fn a_platform_outage_extends_leases(t: &TestStore) {
     assert_eq!(t.reconcile().await.unwrap().lost, [j.attempt]);
     // Ended attempts stay ended.
     assert_eq!(t.extend_leases(LEASE).await.unwrap(), 0);
+}
+
+/// Attempts ended by a restart, a disabled worker or a stop are not charged: only the
+/// worker's own errors (a judge fault, a lapsed lease) count toward `max_attempts`; all
+/// of them together stop at `max_attempts_total`.
+async fn only_the_runs_own_errors_use_its_attempts(t: &TestStore) {
+    let store = t.store.clone().with_policy(Policy {
+        max_attempts: 2,
+        max_attempts_total: 6,
+        worker_error_limit: 0,
+        ..Policy::default()
+    });
+    let f = fixture(t, Quota::default(), Rule::Best).await;
+    let team = team(t, &f, "t").await;
+    let w = f.worker.id;
+    let s = store.submit(&entry(&team, &f, 1)).await.unwrap();
+    let sid = s.id;
+    let take = |n: u32| {
+        let store = store.clone();
+        async move {
+            let j = store.take_job(w, LEASE, None).await.unwrap().unwrap();
+            assert_eq!((j.attempt.submission, j.attempt.number), (sid, n));
+            j
+        }
+    };
+    let state = || async { store.submission(sid).await.unwrap().state };
+    // 1: the worker's process started again; 2: the worker was disabled (and enabled
+    // again); 3: the run was stopped (a shutdown). None is charged.
+    take(1).await;
+    assert_eq!(store.reclaim_worker(w).await.unwrap().requeued, [s.id]);
+    take(2).await;
+    let (_, r) = store.disable_worker(w, None, "maintenance").await.unwrap();
+    assert_eq!(r.requeued, [s.id]);
+    store.enable_worker(w, None, "back").await.unwrap();
+    let j = take(3).await;
+    store
+        .report_blamed(w, j.attempt, &judge_error(), Blame::Elsewhere)
+        .await
+        .unwrap();
+    assert_eq!(state().await, State::Queued);
+    // 4: a lapsed lease, the worker's: the first charged attempt.
+    take(4).await;
+    t.clock.advance(Duration::minutes(2));
+    assert_eq!(store.reconcile().await.unwrap().requeued, [s.id]);
+    // 5: a judge error, the worker's: the second and last charged attempt.
+    let j = take(5).await;
+    store.report(w, j.attempt, &judge_error()).await.unwrap();
+    assert_eq!(state().await, State::Error);
+    assert_eq!(store.take_job(w, LEASE, None).await.unwrap(), None);
+    let h = store.history(s.id).await.unwrap();
+    let retries = h
+        .iter()
+        .filter(|e| matches!(e.reason, Reason::Retry { .. }))
+        .count();
+    assert_eq!(retries, 4);
+
+    // Endings that are never charged still stop at `max_attempts_total`.
+    let s2 = store.submit(&entry(&team, &f, 2)).await.unwrap();
+    for n in 1..=6 {
+        let j = store.take_job(w, LEASE, None).await.unwrap().unwrap();
+        assert_eq!((j.attempt.submission, j.attempt.number), (s2.id, n));
+        let r = store.reclaim_worker(w).await.unwrap();
+        if n < 6 {
+            assert_eq!(r.requeued, [s2.id]);
+        } else {
+            assert_eq!(r.gave_up, [s2.id]);
+        }
+    }
+    assert_eq!(store.submission(s2.id).await.unwrap().state, State::Error);
 }
