@@ -235,7 +235,7 @@ pub(crate) async fn leaderboard(
                 @else {
                     div.scroll { table.board data-sortable {
                         thead { tr {
-                            th scope="col" { "Rank" } th scope="col" { "Team" }
+                            th scope="col" { "Rank" } th scope="col" { "Team" } th scope="col" { "Language" }
                             @for k in &b.ranking { th scope="col" { (metric(k)) " " span.dir aria-label=(if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) { (if word(&k.better) == "higher" { "↑" } else { "↓" }) } } }
                             th scope="col" { "Run time" } th scope="col" { "Submitted" }
                         } }
@@ -244,6 +244,7 @@ pub(crate) async fn leaderboard(
                                 tr {
                                     td.num { (rank) }
                                     td { (row.team) @if row.baseline { " " span.badge.baseline title="a reference entry of the organisers'" { "baseline" } } @if let Some(m) = &row.method { br; span.muted { (m) } } }
+                                    td { (row.language.as_deref().unwrap_or("—")) }
                                     @for k in &b.ranking { td.num { (html::num(row.scores.get(&k.key).copied().flatten(), 6)) } }
                                     td.num { (row.run_time_s.map(html::duration).unwrap_or_else(|| "—".into())) }
                                     td { (time(row.submitted_at)) }
