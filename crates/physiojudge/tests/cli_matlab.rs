@@ -490,7 +490,7 @@ fn a_2022_layout_entry_fails_in_train_naming_what_octave_lacks() {
 /// The hostile suite's attacks (crates/sandbox/tests/hostile.rs) made from MATLAB code
 /// on Octave's root, as an entry would: Octave's root file system, our files and the
 /// data are read-only, the host's folders invisible; no network but the run's own
-/// loopback; no privilege from a setuid program; only the run's own processes in
+/// loopback; no privilege from a setuid program (whose mount stops the run); only the run's own processes in
 /// /proc; a fork bomb, a memory bomb and a busy loop end at their limits. Sandbox
 /// slots 64-67.
 #[test]
@@ -519,8 +519,7 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
          for p = {{'{cwd}', '{secret}', '{secret}/REFERENCE.csv'}}\n\
            if exist(p{{1}}), printf('sees %s\\n', p{{1}}); end\n\
          end\n\
-         [st, s] = system('ls -l /usr/bin/mount; /usr/bin/mount -t tmpfs none /w/m; echo mount=$?; \
-         touch /w/m/inside; id -u; grep -E ''^(CapEff|CapPrm|CapBnd|NoNewPrivs)'' /proc/self/status; \
+         [st, s] = system('ls -l /usr/bin/mount; id -u; grep -E ''^(CapEff|CapPrm|CapBnd|NoNewPrivs)'' /proc/self/status; \
          ls /proc | grep -E ''^[0-9]+$'' | tr ''\\n'' '' '''); printf('%s\\n', s);\n",
         cwd = host_cwd.display(),
         secret = secret.path().display(),
@@ -537,11 +536,9 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
     let wrote: Vec<&str> = out.lines().filter(|l| l.starts_with("wrote")).collect();
     assert_eq!(wrote, ["wrote /w/ok", "wrote /tmp/ok"], "{out}");
     assert!(!out.contains("sees"), "{out}");
-    // The program is setuid in Octave's root, and gains nothing: the mount fails and
-    // the file lands in the host's folder, not in a tmpfs.
+    // mount is setuid in Octave's root; it runs with no privilege (below, not root, no
+    // capabilities, no new privileges).
     assert!(out.contains("-rwsr-xr-x"), "{out}");
-    assert!(!out.contains("mount=0"), "{out}");
-    assert!(w.join("m/inside").exists(), "{out}");
     let uid = out
         .lines()
         .find_map(|l| l.trim().parse::<u32>().ok())
@@ -555,10 +552,11 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
     ] {
         assert!(out.contains(cap), "{cap}: {out}");
     }
+    // The last line of numbers (the one before is the uid; the run's record follows).
     let pids: Vec<u32> = out
         .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim().is_empty() && l.split_whitespace().all(|w| w.parse::<u32>().is_ok()))
+        .last()
         .unwrap()
         .split_whitespace()
         .map(|p| p.parse().unwrap())
@@ -567,6 +565,22 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
         !pids.is_empty() && !pids.contains(&1) && pids.iter().all(|&p| p < 100),
         "{pids:?}: {out}"
     );
+
+    // The setuid mount, tried: the run is stopped at the call, nothing is mounted.
+    let (o, record) = octave_run(
+        &["--slot", "64", "--time", "60", "--wall-time", "120"],
+        data.path(),
+        w,
+        &[
+            "matlab",
+            "-batch",
+            "system('/usr/bin/mount -t tmpfs none /w/m; touch /w/m/inside');",
+        ],
+    );
+    assert_eq!(record["verdict"], "forbidden_syscall", "{}", text(&o));
+    let message = record["message"].as_str().unwrap_or_default();
+    assert!(message.contains("mount"), "{message}");
+    assert!(!w.join("m/inside").exists());
 
     // Network: Octave's urlread and the shell's /dev/tcp reach nothing; a datagram to
     // the host's 127.0.0.1 goes to the run's own loopback; only `lo` is there.
@@ -583,9 +597,9 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
         format!(
             "try\n  urlread('http://127.0.0.1:{tport}/'); disp('url read');\n\
              catch\n  disp('no url');\nend\n\
-             [st, s] = system('echo x > /dev/tcp/127.0.0.1/{tport} && echo tcp; \
-             echo x > /dev/udp/127.0.0.1/{uport} && echo udp sent; \
-             tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d '' '''); printf('%s', s);\n"
+             [st, s] = system(['bash -c \"echo x > /dev/tcp/127.0.0.1/{tport} && echo tcp; \
+             echo x > /dev/udp/127.0.0.1/{uport} && echo udp sent\"; \
+             echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | xargs)']); printf('%s', s);\n"
         ),
     )
     .unwrap();
@@ -600,7 +614,7 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
     assert!(out.contains("no url"), "{out}");
     assert!(!out.lines().any(|l| l == "tcp"), "{out}");
     assert!(out.contains("udp sent"), "{out}");
-    assert_eq!(out.lines().last(), Some("lo"), "{out}");
+    assert!(out.lines().any(|l| l == "ifaces=lo"), "{out}");
     assert_eq!(
         tcp.accept().map(|_| ()).map_err(|e| e.kind()),
         Err(std::io::ErrorKind::WouldBlock),
@@ -724,7 +738,8 @@ const ENTRY_2022: &[(&str, &str)] = &[
          ages = {'Neonate', 'Infant', 'Child', 'Adolescent', 'Young Adult'};\n\
          age = header(startsWith(header, '#Age'));\n\
          if ~isempty(age)\n\
-           f(9) = find([strcmp(ages, strtrim(extractAfter(age{1}, ':'))) true], 1);\n\
+           parts = strsplit(age{1}, ':');\n\
+           f(9) = find([strcmp(ages, strtrim(parts{2})) true], 1);\n\
          end\nend\n",
     ),
     (
