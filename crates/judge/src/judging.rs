@@ -2,8 +2,8 @@
 //! line for one run, a server or a worker for many at a time.
 //!
 //! A judge owns the Python runtime entries run with (none on a machine that judges only
-//! MATLAB-language entries, which run on the Octave runtime), the program that starts the inside
-//! of a sandbox run, a pool of sandbox slots and the challenge definitions. Its
+//! MATLAB-language entries, which run on the Octave runtime), the program that starts
+//! the inside of a sandbox run, a pool of sandbox slots and the challenge definitions. Its
 //! [`Judge::evaluate`] may be called from many threads at once: each call takes a slot
 //! from the pool for the whole evaluation (so no two runs ever share one) and gives it
 //! back when it ends, whatever way it ends.

@@ -555,8 +555,8 @@ fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
     // The last line of numbers (the one before is the uid; the run's record follows).
     let pids: Vec<u32> = out
         .lines()
-        .filter(|l| !l.trim().is_empty() && l.split_whitespace().all(|w| w.parse::<u32>().is_ok()))
-        .last()
+        .rev()
+        .find(|l| !l.trim().is_empty() && l.split_whitespace().all(|w| w.parse::<u32>().is_ok()))
         .unwrap()
         .split_whitespace()
         .map(|p| p.parse().unwrap())
