@@ -368,6 +368,30 @@ fn evaluate(challenge: &str, entry: &Path, data: &Path, out: &Path) -> Value {
     serde_json::from_str(&result).unwrap()
 }
 
+/// The reason `stage` of result `r` failed for, which must be a function Octave lacks:
+/// `function`, called from the entry's `file` at `line`.
+fn assert_unsupported<'a>(
+    r: &'a Value,
+    stage: &str,
+    function: &str,
+    file: &str,
+    line: u64,
+) -> &'a Value {
+    let s = r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == stage)
+        .unwrap_or_else(|| panic!("no {stage} stage: {r:#}"));
+    assert_eq!(s["status"], "failed", "{r:#}");
+    let reason = &s["reason"];
+    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
+    assert_eq!(reason["function"], function, "{r:#}");
+    assert_eq!(reason["file"], file, "{r:#}");
+    assert_eq!(reason["line"], line, "{r:#}");
+    reason
+}
+
 fn entry_dir(name: &str) -> PathBuf {
     testkit::workspace_root().join("entries").join(name)
 }
@@ -422,17 +446,7 @@ fn a_function_octave_lacks_fails_the_stage_naming_it() {
         &data.join("cpsc2021"),
         &dest.path().join("r"),
     );
-    let quiz = r["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "quiz")
-        .unwrap();
-    let reason = &quiz["reason"];
-    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
-    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
-    assert_eq!(reason["file"], "Result.m", "{r:#}");
-    assert_eq!(reason["line"], 3, "{r:#}");
+    assert_unsupported(&r, "quiz", "TreeBagger", "Result.m", 3);
 }
 
 #[test]
@@ -472,18 +486,7 @@ fn a_2022_layout_entry_fails_in_train_naming_what_octave_lacks() {
         &data.join("circor2022/training_data"),
         &dest.path().join("r"),
     );
-    let train = r["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "train")
-        .unwrap();
-    assert_eq!(train["status"], "failed", "{r:#}");
-    let reason = &train["reason"];
-    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
-    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
-    assert_eq!(reason["file"], "team_training_code.m", "{r:#}");
-    assert_eq!(reason["line"], 3, "{r:#}");
+    assert_unsupported(&r, "train", "TreeBagger", "team_training_code.m", 3);
     assert_eq!(r["runtime"]["name"], "octave", "{r:#}");
 }
 
@@ -825,17 +828,7 @@ fn a_2022_entry_written_as_the_official_one_scores_once_its_forest_is_replaced()
         (r, o)
     };
     let (r, _) = run(&|y: &str| format!("TreeBagger(300, features, {y})"));
-    let train = r["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "train")
-        .unwrap();
-    let reason = &train["reason"];
-    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
-    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
-    assert_eq!(reason["file"], "team_training_code.m", "{r:#}");
-    assert_eq!(reason["line"], 14, "{r:#}");
+    let reason = assert_unsupported(&r, "train", "TreeBagger", "team_training_code.m", 14);
     let instead = reason["instead"].as_str().unwrap();
     assert!(
         instead.contains(
