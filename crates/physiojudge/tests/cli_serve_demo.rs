@@ -50,6 +50,7 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
         }
     }
     let org = organiser.expect("the organiser's token is printed");
+    eprintln!("serve --demo: MATLAB examples seeded: {matlab}");
     let all = if matlab { 10 } else { 8 };
     assert_eq!(submissions.len(), all, "{submissions:?}");
     // Each demo account signs in with the password printed for it, as on the site.
