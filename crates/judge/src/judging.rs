@@ -1,8 +1,9 @@
 //! [`Judge`]: what every evaluation needs, held once by whoever judges — the command
 //! line for one run, a server or a worker for many at a time.
 //!
-//! A judge owns the Python runtime entries run with, the program that starts the inside
-//! of a sandbox run, a pool of sandbox slots and the challenge definitions. Its
+//! A judge owns the Python runtime entries run with (none on a machine that judges only
+//! MATLAB-language entries, which run on the Octave runtime), the program that starts
+//! the inside of a sandbox run, a pool of sandbox slots and the challenge definitions. Its
 //! [`Judge::evaluate`] may be called from many threads at once: each call takes a slot
 //! from the pool for the whole evaluation (so no two runs ever share one) and gives it
 //! back when it ends, whatever way it ends.
@@ -107,7 +108,9 @@ pub struct Request<'a> {
 /// What every evaluation needs; see the module documentation.
 #[derive(Debug)]
 pub struct Judge {
-    runtime: runtime::Runtime,
+    /// `None`: no Python runtime here; a Python entry's evaluation fails as the judge's
+    /// (the machine's) fault, a MATLAB entry's needs none.
+    runtime: Option<runtime::Runtime>,
     init: InitProgram,
     slots: SlotPool,
     challenges: BTreeMap<String, Challenge>,
@@ -120,6 +123,17 @@ impl Judge {
     /// two judges on one machine need disjoint ranges), knowing the built-in challenges.
     pub fn new(
         runtime: runtime::Runtime,
+        init: InitProgram,
+        slots: std::ops::Range<u32>,
+    ) -> Result<Judge, JudgeError> {
+        Judge::with_runtime(Some(runtime), init, slots)
+    }
+
+    /// [`Judge::new`], where the Python runtime may be missing (`None`): such a judge
+    /// judges MATLAB-language entries (docs/matlab.md), which need only the Octave
+    /// runtime, and fails a Python entry's evaluation saying what to set up.
+    pub fn with_runtime(
+        runtime: Option<runtime::Runtime>,
         init: InitProgram,
         slots: std::ops::Range<u32>,
     ) -> Result<Judge, JudgeError> {
@@ -170,8 +184,9 @@ impl Judge {
         self.challenges.values()
     }
 
-    pub fn runtime(&self) -> &runtime::Runtime {
-        &self.runtime
+    /// The Python runtime, if this judge has one.
+    pub fn runtime(&self) -> Option<&runtime::Runtime> {
+        self.runtime.as_ref()
     }
 
     /// Runs one evaluation (waiting for a free slot first) and writes its result folder;
@@ -246,7 +261,7 @@ impl Judge {
             entry: request.entry,
             data: request.data,
             out: request.out,
-            runtime: &self.runtime,
+            runtime: self.runtime.as_ref(),
             envs: &self.envs,
             init: self.init.clone(),
             slot: slot.number,

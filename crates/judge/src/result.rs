@@ -4,6 +4,8 @@
 //! log) would leak hidden data, so the result holds only exam counts; the details go to
 //! `private/` in the result directory, for the organiser.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use sandbox::Verdict;
@@ -415,16 +417,47 @@ pub struct EvalResult {
     /// absent when prep stopped before the choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimeChoice>,
+    /// The language the entry is written in, as prep told it from its files (shown
+    /// on leaderboards); absent when prep stopped before (an archive that would not
+    /// unpack) and in results older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<Language>,
     pub judge_version: String,
+}
+
+/// An entry's language: a MATLAB layout (docs/matlab.md) is MATLAB, run on Octave; an
+/// entry with a Python file is Python; anything else (a shell script, say) is other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    Python,
+    Matlab,
+    Other,
+}
+
+impl Language {
+    /// As leaderboards show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Language::Python => "Python",
+            Language::Matlab => "MATLAB (Octave)",
+            Language::Other => "other",
+        }
+    }
 }
 
 /// Which runtime an entry got, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuntimeChoice {
-    /// `default`, `bullseye`, `bookworm` or `trixie`.
+    /// `default`, `bullseye`, `bookworm` or `trixie`; `octave` for a MATLAB entry.
     pub name: String,
-    /// Its CPython, `3.9`.
+    /// Its CPython, `3.9` (absent for the Octave runtime, which has none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub python: String,
+    /// The Octave runtime's pinned packages and their Debian versions (`octave`,
+    /// `octave-signal`, `octave-statistics`); absent for a Python runtime.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub versions: BTreeMap<String, String>,
     /// Why, in one sentence.
     pub why: String,
 }

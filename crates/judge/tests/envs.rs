@@ -88,7 +88,7 @@ fn data(id: &str) -> PathBuf {
 /// Whether the index answers; when it does not, `PHYSIOJUDGE_REQUIRE_DATA=1` fails.
 fn index_reachable() -> bool {
     let url = format!("{}/peakutils/", judge().env_settings().index_url);
-    let ok = Command::new(judge().runtime().dir().join("bin/python"))
+    let ok = Command::new(judge().runtime().unwrap().dir().join("bin/python"))
         .args([
             "-I",
             "-c",
@@ -310,7 +310,7 @@ fn physionet_layout_pins_are_checked_and_installed() {
         let text = read(&out.join(log));
         assert!(text.contains("sklearn 1.5.2 /env/sklearn"), "{log}: {text}");
     }
-    let kept = Command::new(judge().runtime().dir().join("bin/python"))
+    let kept = Command::new(judge().runtime().unwrap().dir().join("bin/python"))
         .args(["-I", "-c", "import sklearn; print(sklearn.__version__)"])
         .output()
         .unwrap();
@@ -816,7 +816,7 @@ fn a_run_like_the_install_has_no_network() {
         ],
         sandbox::reexec::this_program().unwrap(),
     );
-    cfg.binds = judge().runtime().binds();
+    cfg.binds = judge().runtime().unwrap().binds();
     cfg.binds.push(sandbox::Bind {
         src: tmp.path().to_path_buf(),
         dst: PathBuf::from("/out"),

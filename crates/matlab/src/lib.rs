@@ -23,43 +23,51 @@ pub use octave::{Octave, PACKAGES, setup};
 /// Where the sandbox shows our files.
 pub const MOUNT_POINT: &str = "/matlab";
 
-/// Our files, by path under [`MOUNT_POINT`], with their mode.
+/// One of our files, read into the binary.
+macro_rules! ours {
+    ($path:literal, $mode:expr) => {
+        ($path, include_str!(concat!("../", $path)), $mode)
+    };
+}
+
+/// Our files, by path under [`MOUNT_POINT`], with their mode (the test
+/// `every_toolbox_file_is_shipped` checks none is left out).
 pub const FILES: &[(&str, &str, u32)] = &[
-    ("bin/matlab", include_str!("../bin/matlab"), 0o755),
-    ("bin/mcc", include_str!("../bin/mcc"), 0o755),
-    ("bin/pj-octave", include_str!("../bin/pj-octave"), 0o755),
-    (
-        "toolbox/physiojudge_run.m",
-        include_str!("../toolbox/physiojudge_run.m"),
-        0o644,
-    ),
-    (
-        "toolbox/physiojudge_report.m",
-        include_str!("../toolbox/physiojudge_report.m"),
-        0o644,
-    ),
-    (
-        "toolbox/physiojudge_cpsc2021.m",
-        include_str!("../toolbox/physiojudge_cpsc2021.m"),
-        0o644,
-    ),
-    (
-        "toolbox/rdsamp.m",
-        include_str!("../toolbox/rdsamp.m"),
-        0o644,
-    ),
-    ("toolbox/rdann.m", include_str!("../toolbox/rdann.m"), 0o644),
-    ("toolbox/wrann.m", include_str!("../toolbox/wrann.m"), 0o644),
-    (
-        "toolbox/rdheader.m",
-        include_str!("../toolbox/rdheader.m"),
-        0o644,
-    ),
-    (
-        "toolbox/importdata.m",
-        include_str!("../toolbox/importdata.m"),
-        0o644,
-    ),
+    ours!("bin/matlab", 0o755),
+    ours!("bin/mcc", 0o755),
+    ours!("bin/pj-octave", 0o755),
+    ours!("toolbox/@ClassificationKNN/ClassificationKNN.m", 0o644),
+    ours!("toolbox/@ClassificationKNN/disp.m", 0o644),
+    ours!("toolbox/@ClassificationKNN/predict.m", 0o644),
+    ours!("toolbox/@ClassificationKNN/subsref.m", 0o644),
+    ours!("toolbox/@categorical/categorical.m", 0o644),
+    ours!("toolbox/@categorical/categories.m", 0o644),
+    ours!("toolbox/@categorical/cellstr.m", 0o644),
+    ours!("toolbox/@categorical/char.m", 0o644),
+    ours!("toolbox/@categorical/disp.m", 0o644),
+    ours!("toolbox/@categorical/display.m", 0o644),
+    ours!("toolbox/@categorical/double.m", 0o644),
+    ours!("toolbox/@categorical/end.m", 0o644),
+    ours!("toolbox/@categorical/eq.m", 0o644),
+    ours!("toolbox/@categorical/isempty.m", 0o644),
+    ours!("toolbox/@categorical/length.m", 0o644),
+    ours!("toolbox/@categorical/ne.m", 0o644),
+    ours!("toolbox/@categorical/numel.m", 0o644),
+    ours!("toolbox/@categorical/size.m", 0o644),
+    ours!("toolbox/@categorical/subsasgn.m", 0o644),
+    ours!("toolbox/@categorical/subsref.m", 0o644),
+    ours!("toolbox/fitcknn.m", 0o644),
+    ours!("toolbox/importdata.m", 0o644),
+    ours!("toolbox/iscategorical.m", 0o644),
+    ours!("toolbox/physiojudge_cpsc2021.m", 0o644),
+    ours!("toolbox/physiojudge_report.m", 0o644),
+    ours!("toolbox/physiojudge_run.m", 0o644),
+    ours!("toolbox/rdann.m", 0o644),
+    ours!("toolbox/rdheader.m", 0o644),
+    ours!("toolbox/rdsamp.m", 0o644),
+    ours!("toolbox/shadow/save.m", 0o644),
+    ours!("toolbox/string.m", 0o644),
+    ours!("toolbox/wrann.m", 0o644),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -316,6 +324,27 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn every_toolbox_file_is_shipped() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut todo = vec![root.join("toolbox"), root.join("bin")];
+        let mut found = Vec::new();
+        while let Some(dir) = todo.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    found.push(p.strip_prefix(root).unwrap().display().to_string());
+                }
+            }
+        }
+        found.sort();
+        let mut shipped: Vec<String> = FILES.iter().map(|(p, _, _)| p.to_string()).collect();
+        shipped.sort();
+        assert_eq!(found, shipped);
     }
 
     #[test]

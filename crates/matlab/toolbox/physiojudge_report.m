@@ -20,13 +20,15 @@ function physiojudge_report(err)
   if isempty(name)
     return;
   end
-  % The frame that called it: the innermost one of the entry's own files.
+  % The frame that called it: the innermost one of the entry's own files (not Octave's,
+  % not our toolbox's, this folder and its class folders).
+  ours = [fileparts(mfilename('fullpath')) '/'];
   file = '';
   line = 0;
   for k = 1:numel(err.stack)
     s = err.stack(k);
     if ~isempty(s.file) && isempty(strfind(s.file, '/usr/share/octave')) ...
-        && isempty(strfind(s.file, 'physiojudge_'))
+        && ~strncmp(s.file, ours, numel(ours))
       file = s.file;
       line = s.line;
       break;
@@ -49,11 +51,18 @@ function a = instead(name)
   % docs/matlab.md lists them).
   switch name
     case {'TreeBagger', 'fitcensemble', 'fitctree', 'ClassificationTree'}
-      a = ['Octave has no decision trees or tree ensembles; svmtrain/svmpredict (libsvm, ' ...
-           'in the statistics package), fitlm, or a classifier of your own in plain MATLAB'];
-    case {'fitcsvm', 'fitcecoc'}
-      a = 'svmtrain and svmpredict (libsvm, in the statistics package)';
-    case {'fitcknn', 'knnsearch'}
+      a = [sprintf('Octave %s and its statistics package have no decision trees or tree ', version()) ...
+           'ensembles. Replace the call TreeBagger(NumTrees, X, Y) with ' ...
+           'fitcknn(X, Y, ''NumNeighbors'', 5, ''Standardize'', true): MATLAB''s ' ...
+           'k-nearest-neighbour classifier, which physiojudge provides on Octave; its ' ...
+           'model is used as a TreeBagger''s is ([label, score] = model.predict(X), ' ...
+           'labels as a cell array of character vectors), so nothing else changes. ' ...
+           'Or svmtrain/svmpredict (libsvm, in the statistics package)'];
+    case {'fitcsvm', 'fitcecoc', 'fitcnb', 'fitcdiscr'}
+      a = ['fitcknn(X, Y, ''NumNeighbors'', 5, ''Standardize'', true) (physiojudge''s, ' ...
+           'used as MATLAB''s classifiers are: model.predict(X)), or svmtrain and ' ...
+           'svmpredict (libsvm, in the statistics package)'];
+    case 'knnsearch'
       a = 'pdist2 (statistics package) and sort: nearest neighbours in a few lines';
     case {'glmfit', 'fitglm', 'mnrfit'}
       a = 'fitlm (statistics package), or fminunc on your own logistic loss';
@@ -61,7 +70,7 @@ function a = instead(name)
       a = 'csvread, dlmread, textscan or fileread';
     case {'writetable', 'writematrix'}
       a = 'csvwrite, dlmwrite or fprintf';
-    case {'string', 'strings'}
+    case 'strings'
       a = 'character vectors and cellstr (Octave 7 has no string class)';
     case 'contains'
       a = '~isempty(strfind(s, pattern)) or any(regexp(...))';
@@ -73,9 +82,6 @@ function a = instead(name)
       a = 'zscore (statistics package)';
     case 'bandpower'
       a = 'pwelch (signal package) and a sum over the band';
-    case 'categorical'
-      a = ['cellstr labels: unique(labels) for the classes, grp2idx (statistics package) ' ...
-           'or strcmp for their indices'];
     case 'datetime'
       a = 'datenum, datestr and clock';
     otherwise

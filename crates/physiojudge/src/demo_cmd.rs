@@ -1,7 +1,8 @@
 //! `physiojudge demo`: the main job on a fresh machine. Generates each challenge's data
 //! with `synth` (nothing third-party), sets up the Python runtime if needed, runs every
-//! example entry and a trivial baseline through all stages in the sandbox, and prints a
-//! leaderboard.
+//! example entry (the MATLAB ones too when the Octave runtime is set up) and a trivial
+//! baseline through all stages in the sandbox, and prints a leaderboard with each
+//! entry's language.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -101,9 +102,29 @@ pub const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
     ),
 ];
 
+/// The MATLAB-language example entries (docs/matlab.md), by challenge: the demo runs
+/// them beside the Python ones when the Octave runtime is set up.
+pub const MATLAB_EXAMPLES: [(&str, &str); 2] = [
+    ("cpsc2021", "cpsc2021-matlab"),
+    ("cinc2017", "cinc2017-matlab"),
+];
+
+/// Whether the MATLAB examples can run here: `Err` says why not and what to do (the
+/// Octave runtime is built only on request: minutes of downloading, 751 MB).
+pub fn octave_for_examples() -> std::result::Result<(), String> {
+    matlab::Octave::find().map(|_| ()).map_err(|e| {
+        format!(
+            "the MATLAB example entries are left out: {e}; `physiojudge runtime setup \
+             --octave` builds it (once, a few minutes)"
+        )
+    })
+}
+
 struct Row {
     challenge: String,
     entry: String,
+    /// As the result names it (`Python`, `MATLAB (Octave)`, `other`).
+    language: String,
     verdict: EntryVerdict,
     quiz: Option<f64>,
     exam: Option<f64>,
@@ -147,6 +168,10 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
     };
     std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     let judge = crate::evaluate_cmd::judge(0)?;
+    let octave = octave_for_examples();
+    if let Err(why) = &octave {
+        eprintln!("{why}");
+    }
     let mut rows = Vec::new();
     for (id, trivial) in TRIVIAL {
         let data = base.join("data").join(id);
@@ -162,10 +187,14 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
                 example.display()
             );
         }
-        for (label, entry) in [
-            (format!("example {id}"), example),
-            (format!("trivial {id}"), trivial_dir),
-        ] {
+        let mut runs = vec![(format!("example {id}"), example)];
+        if octave.is_ok()
+            && let Some((_, dir)) = MATLAB_EXAMPLES.iter().find(|(c, _)| *c == id)
+        {
+            runs.push((format!("example-matlab {id}"), entries.join(dir)));
+        }
+        runs.push((format!("trivial {id}"), trivial_dir));
+        for (label, entry) in runs {
             eprintln!("== {label}");
             let dest = base.join("results").join(label.replace(' ', "-"));
             let t = Instant::now();
@@ -173,6 +202,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
             rows.push(Row {
                 challenge: id.to_string(),
                 entry: label.split(' ').next().unwrap_or_default().to_string(),
+                language: r.language.map_or("-", |l| l.label()).to_string(),
                 verdict: r.verdict,
                 quiz: r.quiz_score.as_ref().map(|s| s.score),
                 exam: r.score,
@@ -183,6 +213,9 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     leaderboard(&rows, out)?;
+    if let Err(why) = &octave {
+        writeln!(out, "{why}")?;
+    }
     writeln!(out, "data, entries and results: {}", base.display())?;
     if let Some(r) = rows.iter().find(|r| r.verdict == EntryVerdict::Failed) {
         bail!(
@@ -216,8 +249,8 @@ fn leaderboard(rows: &[Row], out: &mut dyn Write) -> Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "{:<14} {:<4} {:<8} {:<8} {:>10} {:>10} {:>12} {:>7}",
-        "challenge", "rank", "entry", "verdict", "quiz", "exam", "outcome cost", "time"
+        "{:<14} {:<4} {:<15} {:<16} {:<8} {:>10} {:>10} {:>12} {:>7}",
+        "challenge", "rank", "entry", "language", "verdict", "quiz", "exam", "outcome cost", "time"
     )?;
     let mut challenges: Vec<&str> = rows.iter().map(|r| r.challenge.as_str()).collect();
     challenges.dedup();
@@ -236,10 +269,11 @@ fn leaderboard(rows: &[Row], out: &mut dyn Write) -> Result<()> {
             };
             writeln!(
                 out,
-                "{:<14} {:<4} {:<8} {:<8} {:>10} {:>10} {:>12} {:>6.1}s",
+                "{:<14} {:<4} {:<15} {:<16} {:<8} {:>10} {:>10} {:>12} {:>6.1}s",
                 r.challenge,
                 i + 1,
                 r.entry,
+                r.language,
                 verdict,
                 fmt(r.quiz),
                 fmt(r.exam),

@@ -175,14 +175,26 @@ fn outcome_text(o: &Outcome) -> String {
     }
 }
 
-/// The judge of this process: the runtime set up by `physiojudge runtime setup`, this
-/// binary as the sandbox's init program, and the one sandbox slot `slot`.
+/// The judge of this process for one evaluation: the runtime set up by `physiojudge
+/// runtime setup` if there is one (a MATLAB entry runs on the Octave runtime alone; a
+/// Python entry's prep says what to set up), this binary as the sandbox's init
+/// program, and the one sandbox slot `slot`.
 pub fn judge(slot: u32) -> Result<judge::Judge> {
     let end = slot.checked_add(1).context("--slot is too large")?;
-    judge_with_slots(slot..end)
+    let rt = match runtime::Runtime::open(&runtime::default_dir()) {
+        Ok(rt) => Some(rt),
+        Err(runtime::RuntimeError::NotSetUp { .. }) => None,
+        Err(e) => return Err(e).context("opening the Python runtime entries run with"),
+    };
+    Ok(judge::Judge::with_runtime(
+        rt,
+        crate::sandbox_cmd::init_program()?,
+        slot..end,
+    )?)
 }
 
-/// The judge of this process with the sandbox slots `slots`.
+/// The judge of a process that judges many entries (a server, a worker) with the
+/// sandbox slots `slots`: the Python runtime must be set up.
 pub fn judge_with_slots(slots: std::ops::Range<u32>) -> Result<judge::Judge> {
     let rt = runtime::Runtime::open(&runtime::default_dir()).context(
         "the Python runtime entries run with is not set up: run `physiojudge runtime setup`",

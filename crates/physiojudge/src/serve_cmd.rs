@@ -434,7 +434,8 @@ impl Progress {
 }
 
 /// What `serve --demo` seeds, through the server's own HTTP API (as an organiser and
-/// two participants would), so the site it shows is made the way any site is.
+/// two participants would, a third with the MATLAB examples when the Octave runtime is
+/// set up), so the site it shows is made the way any site is.
 struct Demo {
     base: String,
     state: PathBuf,
@@ -485,8 +486,16 @@ impl Demo {
             out,
             "demo organiser password: {org_password} (user organiser)"
         )?;
+        // The MATLAB examples (a third team) when the Octave runtime is set up; else
+        // the reason they are left out.
+        let octave = crate::demo_cmd::octave_for_examples();
+        let mut participants = vec![("alice", "Examples"), ("bob", "Trivial")];
+        match &octave {
+            Ok(()) => participants.push(("carol", "MATLAB examples")),
+            Err(why) => writeln!(out, "demo: {why}")?,
+        }
         let mut teams = Vec::new();
-        for (name, team) in [("alice", "Examples"), ("bob", "Trivial")] {
+        for (name, team) in participants {
             let password = demo_password()?;
             let u = self
                 .call(
@@ -544,7 +553,16 @@ impl Demo {
                     example.display()
                 );
             }
-            for ((team, token), entry) in teams.iter().zip([example, trivial_dir]) {
+            let mut entries = vec![(&teams[0], example), (&teams[1], trivial_dir)];
+            if let (Some(team), Some((_, dir))) = (
+                teams.get(2),
+                crate::demo_cmd::MATLAB_EXAMPLES
+                    .iter()
+                    .find(|(c, _)| *c == id),
+            ) {
+                entries.push((team, self.entries.join(dir)));
+            }
+            for ((team, token), entry) in entries {
                 self.call(
                     &http,
                     token,

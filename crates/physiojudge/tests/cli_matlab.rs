@@ -23,9 +23,6 @@ fn octave(test: &str) -> Option<()> {
     DONE.get_or_init(|| {
         let o = physiojudge!(["runtime", "setup", "--octave"]);
         assert!(o.status.success(), "{}", text(&o));
-        // `evaluate` opens the default Python runtime whatever the entry's language.
-        let o = physiojudge!(["runtime", "setup"]);
-        assert!(o.status.success(), "{}", text(&o));
     });
     Some(())
 }
@@ -41,30 +38,44 @@ struct Ran {
 /// Runs `argv` in the sandbox with the Octave runtime, `data` read-only at /data and
 /// `work` writable at /w (the working folder).
 fn in_octave(data: &Path, work: &Path, argv: &[&str]) -> Ran {
+    let (out, record) = octave_run(
+        &["--mem", "2048", "--time", "120", "--wall-time", "300"],
+        data,
+        work,
+        argv,
+    );
+    let code = record["exit_code"].as_i64();
+    Ran { out, code }
+}
+
+/// [`in_octave`] with the sandbox options `options` (limits, `--slot`); the output and
+/// the run's record.
+fn octave_run(
+    options: &[&str],
+    data: &Path,
+    work: &Path,
+    argv: &[&str],
+) -> (std::process::Output, Value) {
     let mut args = vec![
         "sandbox".to_string(),
         "run".into(),
         "--json".into(),
         "--octave".into(),
-        "--mem".into(),
-        "2048".into(),
-        "--time".into(),
-        "120".into(),
-        "--wall-time".into(),
-        "300".into(),
+    ];
+    args.extend(options.iter().map(|s| s.to_string()));
+    args.extend([
         "--ro".into(),
         format!("{}:/data", data.display()),
         "--rw".into(),
         format!("{}:/w", work.display()),
         "--".into(),
-    ];
+    ]);
     args.extend(argv.iter().map(|s| s.to_string()));
     let out = physiojudge!(args);
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let record: Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}")).unwrap();
-    let code = record["exit_code"].as_i64();
-    Ran { out, code }
+    (out, record)
 }
 
 /// One record of each format the shared data uses: format 16 in a `.dat` with two
@@ -357,6 +368,30 @@ fn evaluate(challenge: &str, entry: &Path, data: &Path, out: &Path) -> Value {
     serde_json::from_str(&result).unwrap()
 }
 
+/// The reason `stage` of result `r` failed for, which must be a function Octave lacks:
+/// `function`, called from the entry's `file` at `line`.
+fn assert_unsupported<'a>(
+    r: &'a Value,
+    stage: &str,
+    function: &str,
+    file: &str,
+    line: u64,
+) -> &'a Value {
+    let s = r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == stage)
+        .unwrap_or_else(|| panic!("no {stage} stage: {r:#}"));
+    assert_eq!(s["status"], "failed", "{r:#}");
+    let reason = &s["reason"];
+    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
+    assert_eq!(reason["function"], function, "{r:#}");
+    assert_eq!(reason["file"], file, "{r:#}");
+    assert_eq!(reason["line"], line, "{r:#}");
+    reason
+}
+
 fn entry_dir(name: &str) -> PathBuf {
     testkit::workspace_root().join("entries").join(name)
 }
@@ -411,17 +446,7 @@ fn a_function_octave_lacks_fails_the_stage_naming_it() {
         &data.join("cpsc2021"),
         &dest.path().join("r"),
     );
-    let quiz = r["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "quiz")
-        .unwrap();
-    let reason = &quiz["reason"];
-    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
-    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
-    assert_eq!(reason["file"], "Result.m", "{r:#}");
-    assert_eq!(reason["line"], 3, "{r:#}");
+    assert_unsupported(&r, "quiz", "TreeBagger", "Result.m", 3);
 }
 
 #[test]
@@ -461,17 +486,463 @@ fn a_2022_layout_entry_fails_in_train_naming_what_octave_lacks() {
         &data.join("circor2022/training_data"),
         &dest.path().join("r"),
     );
-    let train = r["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "train")
-        .unwrap();
-    assert_eq!(train["status"], "failed", "{r:#}");
-    let reason = &train["reason"];
-    assert_eq!(reason["kind"], "unsupported_matlab", "{r:#}");
-    assert_eq!(reason["function"], "TreeBagger", "{r:#}");
-    assert_eq!(reason["file"], "team_training_code.m", "{r:#}");
-    assert_eq!(reason["line"], 3, "{r:#}");
+    assert_unsupported(&r, "train", "TreeBagger", "team_training_code.m", 3);
     assert_eq!(r["runtime"]["name"], "octave", "{r:#}");
+}
+
+/// The hostile suite's attacks (crates/sandbox/tests/hostile.rs) made from MATLAB code
+/// on Octave's root, as an entry would: Octave's root file system, our files and the
+/// data are read-only, the host's folders invisible; no network but the run's own
+/// loopback; no privilege from a setuid program (whose mount stops the run); only the run's own processes in
+/// /proc; a fork bomb, a memory bomb and a busy loop end at their limits. Sandbox
+/// slots 64-67.
+#[test]
+fn octave_shown_as_the_root_holds_against_the_hostile_suite() {
+    const TEST: &str = "the hostile suite with Octave's root";
+    if octave(TEST).is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("RECORDS"), "A00001\n").unwrap();
+    let secret = tempfile::tempdir().unwrap();
+    std::fs::write(secret.path().join("REFERENCE.csv"), "A00001,N\n").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    std::fs::create_dir(w.join("m")).unwrap();
+    let host_cwd = std::env::current_dir().unwrap();
+
+    // Files: writes outside /w and /tmp fail, the host's folders are not there, the run
+    // is not root and has no capabilities, a setuid mount cannot mount, /proc shows the
+    // run's own processes only.
+    let script = format!(
+        "for p = {{'/usr/x', '/etc/x', '/x', '/proc/x', '/matlab/toolbox/x.m', '/data/x', \
+         '/w/ok', '/tmp/ok'}}\n\
+           f = fopen(p{{1}}, 'w'); if f >= 0, printf('wrote %s\\n', p{{1}}); fclose(f); end\n\
+         end\n\
+         for p = {{'{cwd}', '{secret}', '{secret}/REFERENCE.csv'}}\n\
+           if exist(p{{1}}), printf('sees %s\\n', p{{1}}); end\n\
+         end\n\
+         [st, s] = system('ls -l /usr/bin/mount; id -u; grep -E ''^(CapEff|CapPrm|CapBnd|NoNewPrivs)'' /proc/self/status; \
+         ls /proc | grep -E ''^[0-9]+$'' | tr ''\\n'' '' '''); printf('%s\\n', s);\n",
+        cwd = host_cwd.display(),
+        secret = secret.path().display(),
+    );
+    std::fs::write(w.join("files.m"), script).unwrap();
+    let (o, record) = octave_run(
+        &["--slot", "64", "--time", "60", "--wall-time", "120"],
+        data.path(),
+        w,
+        &["matlab", "-batch", "files"],
+    );
+    assert_eq!(record["verdict"], "ok", "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let wrote: Vec<&str> = out.lines().filter(|l| l.starts_with("wrote")).collect();
+    assert_eq!(wrote, ["wrote /w/ok", "wrote /tmp/ok"], "{out}");
+    assert!(!out.contains("sees"), "{out}");
+    // mount is setuid in Octave's root; it runs with no privilege (below, not root, no
+    // capabilities, no new privileges).
+    assert!(out.contains("-rwsr-xr-x"), "{out}");
+    let uid = out
+        .lines()
+        .find_map(|l| l.trim().parse::<u32>().ok())
+        .unwrap_or_else(|| panic!("no uid: {out}"));
+    assert_ne!(uid, 0, "{out}");
+    for cap in [
+        "CapEff:\t0000000000000000",
+        "CapPrm:\t0000000000000000",
+        "CapBnd:\t0000000000000000",
+        "NoNewPrivs:\t1",
+    ] {
+        assert!(out.contains(cap), "{cap}: {out}");
+    }
+    // The last line of numbers (the one before is the uid; the run's record follows).
+    let pids: Vec<u32> = out
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && l.split_whitespace().all(|w| w.parse::<u32>().is_ok()))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(
+        !pids.is_empty() && !pids.contains(&1) && pids.iter().all(|&p| p < 100),
+        "{pids:?}: {out}"
+    );
+
+    // The setuid mount, tried: the run is stopped at the call, nothing is mounted.
+    let (o, record) = octave_run(
+        &["--slot", "64", "--time", "60", "--wall-time", "120"],
+        data.path(),
+        w,
+        &[
+            "matlab",
+            "-batch",
+            "system('/usr/bin/mount -t tmpfs none /w/m; touch /w/m/inside');",
+        ],
+    );
+    assert_eq!(record["verdict"], "forbidden_syscall", "{}", text(&o));
+    let message = record["message"].as_str().unwrap_or_default();
+    assert!(message.contains("mount"), "{message}");
+    assert!(!w.join("m/inside").exists());
+
+    // Network: Octave's urlread and the shell's /dev/tcp reach nothing; a datagram to
+    // the host's 127.0.0.1 goes to the run's own loopback; only `lo` is there.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let (tport, uport) = (
+        tcp.local_addr().unwrap().port(),
+        udp.local_addr().unwrap().port(),
+    );
+    std::fs::write(
+        w.join("network.m"),
+        format!(
+            "try\n  urlread('http://127.0.0.1:{tport}/'); disp('url read');\n\
+             catch\n  disp('no url');\nend\n\
+             [st, s] = system(['bash -c \"echo x > /dev/tcp/127.0.0.1/{tport} && echo tcp; \
+             echo x > /dev/udp/127.0.0.1/{uport} && echo udp sent\"; \
+             echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | xargs)']); printf('%s', s);\n"
+        ),
+    )
+    .unwrap();
+    let (o, record) = octave_run(
+        &["--slot", "65", "--time", "60", "--wall-time", "120"],
+        data.path(),
+        w,
+        &["matlab", "-batch", "network"],
+    );
+    assert_eq!(record["verdict"], "ok", "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("no url"), "{out}");
+    assert!(!out.lines().any(|l| l == "tcp"), "{out}");
+    assert!(out.contains("udp sent"), "{out}");
+    assert!(out.lines().any(|l| l == "ifaces=lo"), "{out}");
+    assert_eq!(
+        tcp.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "the host's TCP port got a connection"
+    );
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        udp.recv(&mut buf).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "the host's UDP port got a datagram"
+    );
+
+    // A fork bomb from Octave's system(): held at the process limit, ended by the wall
+    // clock (CPU time to spare, as in the hostile suite); the host still forks.
+    let (o, record) = octave_run(
+        &[
+            "--slot",
+            "66",
+            "--pids",
+            "24",
+            "--wall-time",
+            "10",
+            "--time",
+            "640",
+        ],
+        data.path(),
+        w,
+        &[
+            "matlab",
+            "-batch",
+            "system('b() { b | b & }; b; exec sleep 60');",
+        ],
+    );
+    assert_eq!(record["verdict"], "wall_time_limit", "{}", text(&o));
+    assert!(
+        std::process::Command::new("/bin/true")
+            .status()
+            .unwrap()
+            .success()
+    );
+
+    // A memory bomb is a memory limit; a busy loop a time limit.
+    let (o, record) = octave_run(
+        &["--slot", "67", "--mem", "400", "--wall-time", "60"],
+        data.path(),
+        w,
+        &["matlab", "-batch", "x = ones(1, 2e8); disp(sum(x));"],
+    );
+    assert_eq!(record["verdict"], "memory_limit", "{}", text(&o));
+    assert!(
+        record["peak_memory_bytes"].as_u64().unwrap() <= 400 << 20,
+        "{record}"
+    );
+    let (o, record) = octave_run(
+        &["--slot", "67", "--time", "4", "--wall-time", "60"],
+        data.path(),
+        w,
+        &["matlab", "-batch", "while true, end"],
+    );
+    assert_eq!(record["verdict"], "time_limit", "{}", text(&o));
+}
+
+/// A PhysioNet 2022 MATLAB entry of ours written as the official example is (its code
+/// is not ours to copy): labels gathered in a `categorical` grown one patient at a
+/// time, a classifier trained on them and saved with `-v7.3`, its `predict` called as a
+/// method of the loaded model, and the organisers' CSV header made with
+/// `strjoin(string(classes), ',')`. `CLASSIFIER(features, Y)` is the call the test
+/// swaps.
+const ENTRY_2022: &[(&str, &str)] = &[
+    (
+        "train_model.m",
+        "function train_model(data_folder, model_folder)\n\
+         % The organisers' script: teams do not edit it.\n\
+         if ~exist(model_folder, 'dir')\n  mkdir(model_folder);\nend\n\
+         team_training_code(data_folder, model_folder);\nend\n",
+    ),
+    (
+        "run_model.m",
+        "function run_model(model_folder, data_folder, output_folder)\n\
+         % The organisers' script: teams do not edit it.\n\
+         model = load(fullfile(model_folder, 'model.mat'));\n\
+         files = dir(fullfile(data_folder, '*.txt'));\n\
+         if ~exist(output_folder, 'dir')\n  mkdir(output_folder);\nend\n\
+         for j = 1:numel(files)\n\
+           header = strsplit(fileread(fullfile(data_folder, files(j).name)), '\\n');\n\
+           [score, label, classes] = team_testing_code(header, read_recordings(data_folder, header), model);\n\
+           first = strsplit(header{1}, ' ');\n\
+           out = fullfile(output_folder, [first{1} '.csv']);\n\
+           fid = fopen(out, 'w');\n\
+           fprintf(fid, '#%s\\n%s\\n', first{1}, strjoin(string(classes), ','));\n\
+           fclose(fid);\n\
+           dlmwrite(out, label, 'delimiter', ',', '-append');\n\
+           dlmwrite(out, score, 'delimiter', ',', '-append', 'precision', 4);\n\
+         end\nend\n",
+    ),
+    (
+        "read_recordings.m",
+        "function recordings = read_recordings(data_folder, header)\n\
+         first = strsplit(header{1}, ' ');\n\
+         recordings = {};\n\
+         for j = 1:str2double(first{2})\n\
+           parts = strsplit(header{j + 1}, ' ');\n\
+           recordings{j} = audioread(fullfile(data_folder, strtrim(parts{3})));\n\
+         end\nend\n",
+    ),
+    (
+        "features_of.m",
+        "function f = features_of(header, recordings)\n\
+         % Per auscultation location: mean absolute amplitude and variance; then age.\n\
+         places = {'AV', 'MV', 'PV', 'TV'};\n\
+         f = zeros(1, 9);\n\
+         first = strsplit(header{1}, ' ');\n\
+         for j = 1:str2double(first{2})\n\
+           parts = strsplit(header{j + 1}, ' ');\n\
+           at = find(strcmp(places, parts{1}), 1);\n\
+           if ~isempty(at)\n\
+             f(2 * at - 1) = mean(abs(recordings{j}));\n\
+             f(2 * at) = var(recordings{j});\n\
+           end\n\
+         end\n\
+         ages = {'Neonate', 'Infant', 'Child', 'Adolescent', 'Young Adult'};\n\
+         age = header(startsWith(header, '#Age'));\n\
+         if ~isempty(age)\n\
+           parts = strsplit(age{1}, ':');\n\
+           f(9) = find([strcmp(ages, strtrim(parts{2})) true], 1);\n\
+         end\nend\n",
+    ),
+    (
+        "label_of.m",
+        "function name = label_of(header, field)\n\
+         line = header(startsWith(header, ['#' field ':']));\n\
+         parts = strsplit(line{1}, ':');\n\
+         name = strtrim(parts{2});\nend\n",
+    ),
+    (
+        "team_training_code.m",
+        "function team_training_code(data_folder, model_folder)\n\
+         files = dir(fullfile(data_folder, '*.txt'));\n\
+         features = [];\n\
+         labels_murmur = categorical;\n\
+         labels_outcome = categorical;\n\
+         for j = 1:numel(files)\n\
+           header = strsplit(fileread(fullfile(data_folder, files(j).name)), '\\n');\n\
+           features(j, :) = features_of(header, read_recordings(data_folder, header));\n\
+           labels_murmur(j) = label_of(header, 'Murmur');\n\
+           labels_outcome(j) = label_of(header, 'Outcome');\n\
+         end\n\
+         classes_murmur = sort(categories(labels_murmur))';\n\
+         classes_outcome = sort(categories(labels_outcome))';\n\
+         model_murmur = CLASSIFIER(features, labels_murmur);\n\
+         model_outcome = CLASSIFIER(features, labels_outcome);\n\
+         save(fullfile(model_folder, 'model.mat'), 'model_murmur', 'classes_murmur', \
+         'model_outcome', 'classes_outcome', '-v7.3');\nend\n",
+    ),
+    (
+        "team_testing_code.m",
+        "function [score, label, classes] = team_testing_code(header, recordings, model)\n\
+         features = features_of(header, recordings);\n\
+         [m, m_score] = model.model_murmur.predict(features);\n\
+         [o, o_score] = model.model_outcome.predict(features);\n\
+         label = [strcmp(model.classes_murmur, m) strcmp(model.classes_outcome, o)];\n\
+         score = [m_score o_score];\n\
+         classes = [model.classes_murmur model.classes_outcome];\nend\n",
+    ),
+    ("LICENSE.txt", "MIT\n"),
+];
+
+/// The official PhysioNet 2022 MATLAB example's way (our own code, [`ENTRY_2022`]):
+/// with a TreeBagger, train fails naming it, the file and the line, and suggests a
+/// call; with that call put in its place, the entry scores.
+#[test]
+fn a_2022_entry_written_as_the_official_one_scores_once_its_forest_is_replaced() {
+    const TEST: &str = "the PhysioNet 2022 MATLAB example's way";
+    let Some(data) = testkit::shared_data(TEST) else {
+        return;
+    };
+    if octave(TEST).is_none() {
+        return;
+    }
+    let data = data.join("circor2022/training_data");
+    // No Python runtime: a MATLAB entry needs the Octave runtime alone.
+    let no_python = tempfile::tempdir().unwrap();
+    // `call(Y)`: the classifier call on the entry's features and the labels Y.
+    let run = |call: &dyn Fn(&str) -> String| {
+        let entry = tempfile::tempdir().unwrap();
+        for (name, text) in ENTRY_2022 {
+            let mut text = text.to_string();
+            for y in ["labels_murmur", "labels_outcome"] {
+                text = text.replace(&format!("CLASSIFIER(features, {y})"), &call(y));
+            }
+            std::fs::write(entry.path().join(name), text).unwrap();
+        }
+        let dest = tempfile::tempdir().unwrap();
+        let out = dest.path().join("r");
+        let o = testkit::output(
+            testkit::physiojudge_command!()
+                .env("PHYSIOJUDGE_RUNTIME_DIR", no_python.path())
+                .args(["evaluate", "--challenge", "physionet2022", "--entry"])
+                .arg(entry.path())
+                .arg("--data")
+                .arg(&data)
+                .arg("--out")
+                .arg(&out),
+        );
+        let result = std::fs::read_to_string(out.join("result.json"))
+            .unwrap_or_else(|e| panic!("no result.json ({e}): {}", text(&o)));
+        let r: Value = serde_json::from_str(&result).unwrap();
+        (r, o)
+    };
+    let (r, _) = run(&|y: &str| format!("TreeBagger(300, features, {y})"));
+    let reason = assert_unsupported(&r, "train", "TreeBagger", "team_training_code.m", 14);
+    let instead = reason["instead"].as_str().unwrap();
+    assert!(
+        instead.contains(
+            "Replace the call TreeBagger(NumTrees, X, Y) with \
+             fitcknn(X, Y, 'NumNeighbors', 5, 'Standardize', true)"
+        ),
+        "{instead}"
+    );
+
+    // That one call replaced as the message says (X, Y the entry's own), nothing else.
+    let (r, o) =
+        run(&|y: &str| format!("fitcknn(features, {y}, 'NumNeighbors', 5, 'Standardize', true)"));
+    assert_eq!(r["verdict"], "scored", "{r:#}\n{}", text(&o));
+    assert!(r["score"].as_f64().is_some(), "{r:#}");
+    assert_eq!(r["language"], "matlab", "{r:#}");
+    // result.json names the Octave runtime and its three packages, and no Python.
+    assert_eq!(r["runtime"]["name"], "octave", "{r:#}");
+    assert!(r["runtime"].get("python").is_none(), "{r:#}");
+    let versions = &r["runtime"]["versions"];
+    for p in ["octave", "octave-signal", "octave-statistics"] {
+        assert!(
+            versions[p].as_str().is_some_and(|v| !v.is_empty()),
+            "{p}: {r:#}"
+        );
+    }
+    // A Python entry on the same machine is told what to set up.
+    let entry = tempfile::tempdir().unwrap();
+    std::fs::write(entry.path().join("team_code.py"), "import os\n").unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let o = testkit::output(
+        testkit::physiojudge_command!()
+            .env("PHYSIOJUDGE_RUNTIME_DIR", no_python.path())
+            .args(["evaluate", "--challenge", "physionet2022", "--entry"])
+            .arg(entry.path())
+            .arg("--data")
+            .arg(&data)
+            .arg("--out")
+            .arg(dest.path().join("r")),
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "the Python runtime entries run with is not set up here: run \
+                           `physiojudge runtime setup`"
+        ),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Our MATLAB functions for what Octave 7 lacks (docs/matlab.md): `categorical`,
+/// `string`, `fitcknn` and `save -v7.3`, each checked against what MATLAB gives,
+/// the differences the docs name included. Octave's `assert`s: exit 0 only if all hold.
+const COMPAT_CHECKS: &str = r#"% categorical: grown by assignment, categories in the order names came
+c = categorical;
+assert(isempty(c) && iscategorical(c) && ~iscategorical({'a'}));
+c(1) = 'Present'; c(2) = 'Absent'; c(4) = 'Present';
+assert(isequal(categories(c), {'Present'; 'Absent'}));
+assert(isequal(cellstr(c), {'Present', 'Absent', '<undefined>', 'Present'}));
+assert(isequal(double(c), [1 2 0 1]) && numel(c) == 4 && length(c) == 4);
+assert(isequal(c == 'Present', logical([1 0 0 1])) && isequal('Absent' ~= c, logical([1 0 1 1])));
+c(end + 1) = 'Unknown';
+assert(isequal(size(c), [1 5]) && strcmp(char(c(5)), 'Unknown'));
+d = categorical({'b', 'a', 'b'});
+assert(isequal(categories(d), {'a'; 'b'}) && isequal(double(d), [2 1 2]));
+assert(isequal(d(2:3) == 'b', logical([0 1])) && isa(d(1), 'categorical'));
+assert(isequal(cellstr(categorical([3 1 3])), {'3', '1', '3'}));
+d(2) = [];
+assert(isequal(cellstr(d), {'b', 'b'}));
+% string: text as a cell array of character vectors
+assert(isequal(strjoin(string({'Present', 'Absent'}), ','), 'Present,Absent'));
+assert(isequal(string('abc'), {'abc'}) && isequal(string([1.5 2]), {'1.5', '2'}));
+assert(isequal(string(true), {'true'}) && isequal(string(categorical({'x'})), {'x'}));
+% fitcknn: votes of the nearest rows, after standardising
+X = [0 0; 0 1; 1 0; 10 10; 10 11; 11 10];
+y = categorical({'lo', 'lo', 'lo', 'hi', 'hi', 'hi'});
+m = fitcknn(X, y, 'NumNeighbors', 3, 'Standardize', true);
+[label, score, cost] = m.predict([0.2 0.2; 10.5 10.5]);
+assert(isequal(label, {'lo'; 'hi'}) && isequal(m.ClassNames, {'hi'; 'lo'}));
+assert(isequal(score, [0 1; 1 0]) && isequal(cost, 1 - score));
+[l2, s2] = predict(m, [5.4 5.4]);
+assert(isequal(l2, {'lo'}) && abs(sum(s2) - 1) < 1e-12);
+n = fitcknn([1; 2; 3], [10; 20; 10]);
+assert(isequal(predict(n, 2.1), 20));
+first = n.predict(2.1);
+assert(isequal(first, 20));
+% save -v7.3 writes a MAT file the model comes back from
+save('/w/model.mat', 'm', '-v7.3');
+f = fopen('/w/model.mat'); head = fread(f, 19, 'char=>char')'; fclose(f);
+assert(strcmp(head, 'MATLAB 5.0 MAT-file'));
+s = load('/w/model.mat');
+[l3, s3] = s.m.predict([0.2 0.2; 10.5 10.5]);
+assert(isequal(l3, label) && isequal(s3, score));
+disp('compat ok');
+"#;
+
+#[test]
+fn our_matlab_functions_for_what_octave_lacks_behave_as_documented() {
+    const TEST: &str = "categorical, string, fitcknn, save -v7.3";
+    if octave(TEST).is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("compat_checks.m"), COMPAT_CHECKS).unwrap();
+    let r = in_octave(
+        data.path(),
+        work.path(),
+        &["matlab", "-batch", "compat_checks"],
+    );
+    assert_eq!(r.code, Some(0), "{}", text(&r.out));
+    assert!(
+        String::from_utf8_lossy(&r.out.stdout).contains("compat ok"),
+        "{}",
+        text(&r.out)
+    );
 }

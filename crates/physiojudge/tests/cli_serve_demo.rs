@@ -1,7 +1,8 @@
 //! `physiojudge serve --demo`, the platform's main job: on a free port it seeds an
 //! organiser, the four challenges on synth data with an open phase each, and the
-//! example and trivial entries as two teams; every submission is judged and scored,
-//! and each challenge's leaderboard ranks the example first. Needs root (the sandbox);
+//! example and trivial entries as two teams (and the MATLAB examples as a third when
+//! the Octave runtime is set up); every submission is judged and scored, each
+//! challenge's leaderboard ranks the trivial entry last and names each row's language. Needs root (the sandbox);
 //! runs under `flock /tmp/physiojudge-sandbox.lock`; sandbox slot 48.
 
 mod common;
@@ -22,6 +23,8 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
     let mut organiser = None;
     let mut passwords = Vec::new();
     let mut submissions = Vec::new();
+    // A third team with the MATLAB examples when the Octave runtime is set up.
+    let mut matlab = false;
     let until = Instant::now() + Duration::from_secs(300);
     loop {
         let left = until.saturating_duration_since(Instant::now());
@@ -38,6 +41,8 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
             && let Some((name, password)) = t.split_once(" password: ")
         {
             passwords.push((name.to_owned(), password.to_owned()));
+        } else if line.starts_with("demo participant carol (team MATLAB examples)") {
+            matlab = true;
         } else if let Some(rest) = line.strip_prefix("demo submission ") {
             submissions.push(rest.split_whitespace().next().unwrap().to_owned());
         } else if line.starts_with("demo seeded") {
@@ -45,9 +50,11 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
         }
     }
     let org = organiser.expect("the organiser's token is printed");
-    assert_eq!(submissions.len(), 8, "{submissions:?}");
+    eprintln!("serve --demo: MATLAB examples seeded: {matlab}");
+    let all = if matlab { 10 } else { 8 };
+    assert_eq!(submissions.len(), all, "{submissions:?}");
     // Each demo account signs in with the password printed for it, as on the site.
-    assert_eq!(passwords.len(), 3, "{passwords:?}");
+    assert_eq!(passwords.len(), if matlab { 4 } else { 3 }, "{passwords:?}");
     for (name, password) in &passwords {
         let t = s.post(
             &org,
@@ -81,7 +88,9 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
         }
     };
     assert!(
-        judged.starts_with("demo judged: 8 submissions final, 8 scored, in "),
+        judged.starts_with(&format!(
+            "demo judged: {all} submissions final, {all} scored, in "
+        )),
         "{judged}"
     );
     for challenge in ["cpsc2021", "cinc2017", "physionet2022", "p300speller"] {
@@ -89,13 +98,25 @@ fn serve_demo_seeds_judges_and_ranks_the_four_challenges() {
             .get(None, &format!("/api/v1/challenges/{challenge}/leaderboard"))
             .json;
         let rows = board["rows"].as_array().unwrap();
-        assert_eq!(rows.len(), 2, "{board}");
-        assert_eq!(rows[0]["team"], "Examples", "{board}");
-        assert_eq!(rows[0]["rank"], 1, "{board}");
-        assert_eq!(rows[1]["team"], "Trivial", "{board}");
-        assert_eq!(rows[1]["rank"], 2, "{board}");
+        let with_matlab = matlab && ["cpsc2021", "cinc2017"].contains(&challenge);
+        assert_eq!(rows.len(), if with_matlab { 3 } else { 2 }, "{board}");
         let score = |r: &serde_json::Value| r["score"].as_f64().unwrap();
-        assert!(score(&rows[0]) > score(&rows[1]), "{board}");
+        let row = |team: &str| {
+            rows.iter()
+                .find(|r| r["team"] == team)
+                .unwrap_or_else(|| panic!("no {team}: {board}"))
+        };
+        // The trivial answer ranks last; each row names its entry's language.
+        let trivial = rows.last().unwrap();
+        assert_eq!(trivial["team"], "Trivial", "{board}");
+        assert_eq!(trivial["rank"], rows.len(), "{board}");
+        assert!(score(row("Examples")) > score(trivial), "{board}");
+        assert_eq!(row("Examples")["language"], "Python", "{board}");
+        if with_matlab {
+            let m = row("MATLAB examples");
+            assert_eq!(m["language"], "MATLAB (Octave)", "{board}");
+            assert!(score(m) > score(trivial), "{board}");
+        }
     }
     // The data it generated lives in its state folder.
     assert!(site.state.path().join("demo-data/cinc2017").is_dir());

@@ -16,7 +16,7 @@ use crate::{
 const CANDIDATES: &str = "SELECT s.id AS submission_id, s.team_id, t.name AS team_name, \
                           t.baseline, \
                           s.received_at, s.method_name, s.selected, r.id AS result_id, \
-                          r.run_time_s, \
+                          r.run_time_s, r.result_json, \
                           CASE WHEN f.better = 'lower' THEN -f.value ELSE f.value END AS goodness \
                           FROM submissions s \
                           JOIN teams t ON t.id = s.team_id \
@@ -106,7 +106,7 @@ pub(crate) async fn ranked_in(
          picked AS (SELECT cand.*, ROW_NUMBER() OVER \
          (PARTITION BY team_id ORDER BY {pick}) AS pick FROM cand), \
          ranked AS (SELECT submission_id, team_id, team_name, baseline, received_at, \
-         method_name, result_id, run_time_s, \
+         method_name, result_id, run_time_s, result_json, \
          RANK() OVER (ORDER BY (goodness IS NULL), goodness DESC) AS rank \
          FROM picked WHERE pick = 1) \
          SELECT ranked.*, f.position, f.key, f.value, f.better FROM ranked \
@@ -136,6 +136,7 @@ pub(crate) async fn ranked_in(
                 method_name: r.get("method_name")?,
                 run_time_s: r.get("run_time_s")?,
                 baseline: r.get("baseline")?,
+                language: language_of(r.get::<Option<String>>("result_json")?.as_deref()),
             }),
         }
     }
@@ -146,4 +147,10 @@ pub(crate) async fn ranked_in(
         split,
         rows: out,
     })
+}
+
+/// The `language` a stored `result.json` names, if it names one.
+fn language_of(result_json: Option<&str>) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(result_json?).ok()?;
+    v.get("language")?.as_str().map(str::to_owned)
 }

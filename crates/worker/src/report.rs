@@ -271,6 +271,7 @@ mod tests {
             environment: None,
             warnings: Vec::new(),
             runtime: None,
+            language: None,
             judge_version: "0.1.0".into(),
         }
     }

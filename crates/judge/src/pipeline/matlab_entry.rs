@@ -2,7 +2,8 @@
 //! files, finds the Octave runtime and writes our shims and toolbox; every run of the
 //! entry then sees the Octave root as its system and our files at `/matlab`, first on
 //! its PATH (see `Evaluator::sandbox_config`). A run that ends on a function Octave
-//! lacks fails with [`Reason::UnsupportedMatlab`].
+//! lacks fails with [`Reason::UnsupportedMatlab`]. [`has_python`] tells a Python entry
+//! from one in another language, for `result.json`'s `language`.
 
 use std::path::PathBuf;
 
@@ -58,6 +59,7 @@ impl Evaluator<'_, '_> {
         self.runtime_choice = Some(RuntimeChoice {
             name: "octave".into(),
             python: String::new(),
+            versions: octave.versions().into_iter().collect(),
             why,
         });
         self.matlab = Some(MatlabRun {
@@ -94,4 +96,25 @@ pub(super) fn unsupported(run: &sandbox::Run) -> Option<Reason> {
         line: u.line,
         instead: u.instead,
     })
+}
+
+/// Whether the unpacked entry holds a Python file (`.py`), at any depth: its language
+/// is then Python. A list, not recursion; the tree's size is bounded by the unpack caps.
+pub(super) fn has_python(entry: &std::path::Path) -> bool {
+    let mut todo = vec![entry.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(list) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in list.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            let path = e.path();
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|x| x == "py") {
+                return true;
+            }
+        }
+    }
+    false
 }

@@ -88,8 +88,9 @@ pub struct Evaluation<'a> {
     pub data: &'a Path,
     /// The result folder to write (created; must not hold an older result).
     pub out: &'a Path,
-    /// The Python runtime, mounted at `/runtime`.
-    pub runtime: &'a runtime::Runtime,
+    /// The Python runtime, mounted at `/runtime` (`None`: not set up here; enough for
+    /// a MATLAB entry, which runs on the Octave runtime).
+    pub runtime: Option<&'a runtime::Runtime>,
     /// Where entries' own packages come from and are cached.
     pub envs: &'a crate::pyenv::EnvSettings,
     pub init: InitProgram,
@@ -173,12 +174,15 @@ struct Evaluator<'a, 'p> {
     warnings: Vec<String>,
     /// What the entry asked for, as read (kept for the import check's advice).
     asked: Vec<crate::pyenv::Requirement>,
-    /// The runtime the entry runs on: the evaluation's default until prep chooses.
-    runtime: runtime::Runtime,
+    /// The runtime the entry runs on: the evaluation's default until prep chooses
+    /// (`None` without one: a MATLAB entry needs none, a Python entry fails in prep).
+    runtime: Option<runtime::Runtime>,
     runtime_choice: Option<crate::result::RuntimeChoice>,
     /// Set in prep for a MATLAB-language entry: its runs get Octave's root and our
     /// shims instead of the Python runtime.
     matlab: Option<matlab_entry::MatlabRun>,
+    /// The entry's language, told in prep once it is unpacked.
+    language: Option<crate::result::Language>,
     /// The Debian packages `dependencies.txt` names (line, name), read in prep.
     debian: Vec<(usize, String)>,
     /// The entry's own system (its runtime's with its Debian packages), when it has
@@ -188,6 +192,16 @@ struct Evaluator<'a, 'p> {
     /// Requirement lines read before the runtime was chosen, to read again with its
     /// standard library: (file, lines, where their warnings go in `warnings`).
     unread: Vec<(String, Vec<crate::pyenv::Requirement>, usize)>,
+}
+
+/// A Python entry on a judge without the Python runtime.
+fn no_python_runtime() -> JudgeError {
+    JudgeError::Packages {
+        message: "a Python entry, and the Python runtime entries run with is not set up \
+                  here: run `physiojudge runtime setup` (MATLAB entries need only \
+                  `physiojudge runtime setup --octave`)"
+            .into(),
+    }
 }
 
 /// Where a run sees the entry's own packages (on `PYTHONPATH`, in front of the
@@ -230,9 +244,10 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
         environment: None,
         warnings: Vec::new(),
         asked: Vec::new(),
-        runtime: ev.runtime.clone(),
+        runtime: ev.runtime.cloned(),
         runtime_choice: None,
         matlab: None,
+        language: None,
         debian: Vec::new(),
         system_root: None,
         debian_report: None,
@@ -258,6 +273,7 @@ pub fn evaluate(ev: &Evaluation, progress: &mut dyn Progress) -> Result<EvalResu
                 environment: run.environment.take(),
                 warnings: std::mem::take(&mut run.warnings),
                 runtime: run.runtime_choice.take(),
+                language: run.language,
                 judge_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             // The judge's failure is the answer; a result that cannot be written too
@@ -412,6 +428,7 @@ impl Evaluator<'_, '_> {
             environment: self.environment.take(),
             warnings: std::mem::take(&mut self.warnings),
             runtime: self.runtime_choice.take(),
+            language: self.language,
             judge_version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
@@ -514,6 +531,12 @@ impl Evaluator<'_, '_> {
         sandbox::run(&self.sandbox_config(argv, binds, limits))
     }
 
+    /// The Python runtime a Python entry runs on; an error of the machine's when this
+    /// judge has none (prep asks first, so a Python entry fails there).
+    fn python_runtime(&self) -> Result<&runtime::Runtime, JudgeError> {
+        self.runtime.as_ref().ok_or_else(no_python_runtime)
+    }
+
     /// A run in `/entry` (the entry folder, writable) with the runtime and `binds`.
     fn sandbox_config(
         &self,
@@ -531,11 +554,14 @@ impl Evaluator<'_, '_> {
             dst: PathBuf::from("/entry"),
             writable: true,
         }];
-        cfg.binds.extend(self.runtime.binds());
-        cfg.system_root = self
-            .system_root
-            .clone()
-            .or_else(|| self.runtime.system_root());
+        if let Some(rt) = &self.runtime {
+            cfg.binds.extend(rt.binds());
+        }
+        cfg.system_root = self.system_root.clone().or_else(|| {
+            self.runtime
+                .as_ref()
+                .and_then(runtime::Runtime::system_root)
+        });
         cfg.binds.extend(binds);
         for (k, v) in &mut cfg.env {
             if k == "PATH" {

@@ -48,6 +48,14 @@ impl Evaluator<'_, '_> {
             }
         }
         self.matlab_detect(log)?;
+        self.language = Some(match self.matlab {
+            Some(_) => crate::result::Language::Matlab,
+            None if super::matlab_entry::has_python(&self.entry) => crate::result::Language::Python,
+            None => crate::result::Language::Other,
+        });
+        if self.matlab.is_none() {
+            self.python_runtime()?;
+        }
         let mut missing = Vec::new();
         let required: &[String] = match self.ev.seed {
             true => &[],
@@ -111,11 +119,13 @@ impl Evaluator<'_, '_> {
         }
         self.read_as_meant(log)?;
         // Compiled files Python would load in place of source must suit its version.
-        problems.extend(pyc::check_tree(
-            &self.entry,
-            self.runtime.python_version(),
-            crate::unpack::Caps::default().files,
-        ));
+        if let Some(rt) = &self.runtime {
+            problems.extend(pyc::check_tree(
+                &self.entry,
+                rt.python_version(),
+                crate::unpack::Caps::default().files,
+            ));
+        }
         self.dry_run = self.entry.join("DRYRUN").exists();
         if let Some(reason) = self.driver.prep(self, log, &mut problems)? {
             return fail(reason);
@@ -237,7 +247,7 @@ impl Evaluator<'_, '_> {
             let mut said = Vec::new();
             let checked = pyenv::verify(
                 self.ev.envs,
-                &self.ev.runtime.dir().join("bin/python"),
+                &self.python_runtime()?.dir().join("bin/python"),
                 &lines,
                 &scratch,
                 stop.as_deref(),
@@ -379,10 +389,11 @@ impl Evaluator<'_, '_> {
         if unread.is_empty() {
             return Ok(());
         }
-        let python = self.runtime.dir().join("bin/python");
+        let rt = self.python_runtime()?;
+        let python = rt.dir().join("bin/python");
         let stdlib =
             meaning::stdlib_names(&python).map_err(|message| JudgeError::Packages { message })?;
-        let (major, minor) = self.runtime.python_version();
+        let (major, minor) = rt.python_version();
         let name = format!("CPython {major}.{minor}");
         for (file, reqs, at) in unread.into_iter().rev() {
             let read = meaning::read_as_meant(&file, reqs, &stdlib, &name);
@@ -473,7 +484,7 @@ impl Evaluator<'_, '_> {
         let mut chosen = None;
         for (i, o) in candidates.iter().enumerate() {
             let rt = match o.release {
-                None => self.ev.runtime.clone(),
+                None => self.python_runtime()?.clone(),
                 Some(r) => match runtime::Runtime::find(r) {
                     Ok(rt) => rt,
                     Err(e) => {
@@ -559,9 +570,10 @@ impl Evaluator<'_, '_> {
         self.runtime_choice = Some(crate::result::RuntimeChoice {
             name: o.name.to_string(),
             python: format!("{major}.{minor}"),
+            versions: Default::default(),
             why,
         });
-        self.runtime = rt;
+        self.runtime = Some(rt);
         Ok(None)
     }
 
@@ -577,7 +589,7 @@ impl Evaluator<'_, '_> {
         let mut said = Vec::new();
         let made = pyenv::debian::prepare(
             self.ev.envs,
-            &self.runtime,
+            self.python_runtime()?,
             "dependencies.txt",
             &self.debian,
             &scratch,
@@ -621,7 +633,7 @@ impl Evaluator<'_, '_> {
         let mut said = Vec::new();
         let resolved = pyenv::resolve(
             settings,
-            &self.runtime,
+            self.python_runtime()?,
             &self.c.packages,
             &reqs,
             &scratch,
@@ -745,7 +757,7 @@ impl Evaluator<'_, '_> {
             self.c.install_limits(),
         );
         cfg.cwd = PathBuf::from("/tmp");
-        cfg.binds = self.runtime.binds();
+        cfg.binds = self.python_runtime()?.binds();
         cfg.binds.push(ro(&wheels, "/wheels"));
         cfg.binds.push(super::rw(&build, "/out"));
         cfg.env.retain(|(k, _)| k != "PYTHONPATH");
@@ -767,7 +779,7 @@ impl Evaluator<'_, '_> {
                 format!(
                     "the environment is larger than this challenge's limit of {env_mb} MiB \
                      installed; use the runtime's packages ({}) where you can",
-                    pyenv::runtime_summary(self.runtime.lock())
+                    pyenv::runtime_summary(self.python_runtime()?.lock())
                 )
             } else {
                 format!(

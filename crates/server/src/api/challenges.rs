@@ -618,6 +618,10 @@ pub(crate) async fn leaderboard_view(
             submitted_at: row.received_at,
             method: row.method_name.clone(),
             baseline: row.baseline,
+            language: row.language.as_deref().map(|l| {
+                serde_json::from_value::<judge::result::Language>(l.into())
+                    .map_or_else(|_| l.to_owned(), |l| l.label().to_owned())
+            }),
         });
     }
     // Ranks by the figure as shown: equal shown figures share a rank and are listed by

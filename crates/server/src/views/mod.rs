@@ -743,6 +743,10 @@ pub struct LeaderboardRowView {
     /// badge.
     #[serde(default)]
     pub baseline: bool,
+    /// The entry's language: `Python`, `MATLAB (Octave)` or `other` (absent for a
+    /// result made before the judge told languages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

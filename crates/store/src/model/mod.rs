@@ -866,6 +866,10 @@ pub struct LeaderboardRow {
     /// baselines were marked has none.
     #[serde(default)]
     pub baseline: bool,
+    /// The entry's language as its result names it (`python`, `matlab`, `other`);
+    /// `None` for a result that names none (made before the judge told languages).
+    #[serde(default)]
+    pub language: Option<String>,
 }
 
 fn exam_split() -> Split {

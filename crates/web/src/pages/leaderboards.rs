@@ -261,7 +261,7 @@ pub(crate) async fn leaderboard(
                 @else {
                     div.scroll { table.board data-sortable {
                         thead { tr {
-                            th scope="col" { "Rank" } th scope="col" { "Team" }
+                            th scope="col" { "Rank" } th scope="col" { "Team" } th scope="col" { "Language" }
                             // The direction is said in words under the name: an arrow
                             // in a sortable table's header reads as its sort order.
                             @for k in &b.ranking { th scope="col" { (metric(k)) br; span.dir { (if word(&k.better) == "higher" { "higher is better" } else { "lower is better" }) } } }
@@ -277,6 +277,7 @@ pub(crate) async fn leaderboard(
                                         @if own { " " span.badge.you { "your team" } }
                                         @if row.baseline { " " span.badge.baseline title="a reference entry of the organisers'" { "baseline" } }
                                         @if let Some(m) = &row.method { br; span.muted { (m) } } }
+                                    td { (row.language.as_deref().unwrap_or("—")) }
                                     @for k in &b.ranking { td.num { (html::num(row.scores.get(&k.key).copied().flatten(), 6)) } }
                                     @if let Some(e) = &entries { td.num.entries { (e.get(&store::TeamId(row.team_id)).copied().unwrap_or(0)) } }
                                     td.num { (row.run_time_s.map(html::duration).unwrap_or_else(|| "—".into())) }

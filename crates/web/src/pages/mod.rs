@@ -882,6 +882,7 @@ mod tests {
             submitted_at: chrono::DateTime::from_timestamp(at, 0).unwrap(),
             method: None,
             baseline: false,
+            language: None,
         }
     }
 

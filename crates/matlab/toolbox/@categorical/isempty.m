@@ -1,0 +1,5 @@
+function tf = isempty(c)
+% ISEMPTY  No labels.
+
+  tf = isempty(c.codes);
+end

@@ -1,0 +1,5 @@
+function n = length(c)
+% LENGTH  The longest dimension of the array of labels.
+
+  n = length(c.codes);
+end

@@ -1,0 +1,5 @@
+function tf = ne(a, b)
+% NE  ~(a == b).
+
+  tf = ~eq(a, b);
+end
