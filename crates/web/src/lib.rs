@@ -24,7 +24,9 @@
 #![allow(clippy::result_large_err)]
 
 mod api;
+mod console_announcements;
 mod html;
+mod markdown;
 mod organiser;
 mod pages;
 mod plot;
@@ -125,7 +127,29 @@ impl Web {
                 get(pages::team_page).post(pages::create_team),
             )
             .route("/challenges/{id}/team/invite", post(pages::invite))
+            // Getting started, teams and announcements (docs/web.md, "The challenge page").
+            .route("/challenges/{id}/team/rename", post(pages::rename_team))
+            .route("/challenges/{id}/team/leave", post(pages::leave_team))
+            .route("/challenges/{id}/starter.zip", get(pages::starter))
+            .route("/challenges/{id}/announcements.atom", get(pages::feed))
+            .route("/invitations", get(pages::invitations_page))
             .route("/invitations/{id}/{answer}", post(pages::answer_invitation))
+            .route(
+                "/organiser/challenges/{id}/announcements",
+                get(console_announcements::announcements_page),
+            )
+            .route(
+                "/organiser/challenges/{id}/announcements/texts",
+                post(console_announcements::save_texts),
+            )
+            .route(
+                "/organiser/challenges/{id}/announcements/new",
+                post(console_announcements::post_announcement),
+            )
+            .route(
+                "/organiser/challenges/{id}/announcements/{announcement}/delete",
+                post(console_announcements::delete_announcement),
+            )
             .route(
                 "/challenges/{id}/submit",
                 // The upload streams into the API's, which counts the bytes against its

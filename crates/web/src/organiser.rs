@@ -217,6 +217,7 @@ async fn console_page(web: &Web, ctx: &Ctx, f: Filters, refused: Option<Refused>
                         "judging " " "
                         form.inline method="post" action={"/organiser/challenges/" (seg(&c.id)) "/pause"} { (csrf(ctx)) button type="submit" { "Pause judging" } }
                     }
+                    " · " a href={"/organiser/challenges/" (seg(&c.id)) "/announcements"} { "Overview and announcements" }
                 } } }
             }
         }

@@ -1,4 +1,7 @@
-//! Challenges, phases, quotas and leaderboards.
+//! Challenges, phases, quotas and leaderboards; their pages' texts, announcements and
+//! starter kits in `about`.
+
+pub(crate) mod about;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -20,7 +20,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -112,8 +112,15 @@ pub(crate) fn router(app: App) -> Router {
         .route("/api/v1/challenges/{id}/pause", post(workers::pause))
         .route("/api/v1/challenges/{id}/resume", post(workers::resume))
         .route("/api/v1/teams", post(teams::create_team))
-        .route("/api/v1/teams/{id}", get(teams::get_team))
-        .route("/api/v1/teams/{id}/invitations", post(teams::invite))
+        .route(
+            "/api/v1/teams/{id}",
+            get(teams::get_team).patch(teams::rename),
+        )
+        .route(
+            "/api/v1/teams/{id}/invitations",
+            get(teams::sent_invitations).post(teams::invite),
+        )
+        .route("/api/v1/teams/{id}/leave", post(teams::leave))
         .route("/api/v1/teams/{id}/baseline", put(team_rules::put_baseline))
         .route("/api/v1/invitations", get(teams::my_invitations))
         .route("/api/v1/invitations/{id}/accept", post(teams::accept))
@@ -128,6 +135,22 @@ pub(crate) fn router(app: App) -> Router {
             post(challenges::create_phase),
         )
         .route("/api/v1/challenges/{id}/quota", get(challenges::quota))
+        .route(
+            "/api/v1/challenges/{id}/about",
+            get(challenges::about::get_about).put(challenges::about::put_about),
+        )
+        .route(
+            "/api/v1/challenges/{id}/announcements",
+            get(challenges::about::list_announcements).post(challenges::about::post_announcement),
+        )
+        .route(
+            "/api/v1/challenges/{id}/announcements/{announcement}",
+            delete(challenges::about::delete_announcement),
+        )
+        .route(
+            "/api/v1/challenges/{id}/starter.zip",
+            get(challenges::about::starter),
+        )
         .route(
             "/api/v1/challenges/{id}/phases/{phase}/extensions",
             get(team_rules::list_extensions),
@@ -297,11 +320,20 @@ impl Modify for Bearer {
         teams::my_invitations,
         teams::accept,
         teams::decline,
+        teams::rename,
+        teams::leave,
+        teams::sent_invitations,
         challenges::list,
         challenges::create,
         challenges::get_one,
         challenges::create_phase,
         challenges::quota,
+        challenges::about::get_about,
+        challenges::about::put_about,
+        challenges::about::list_announcements,
+        challenges::about::post_announcement,
+        challenges::about::delete_announcement,
+        challenges::about::starter,
         team_rules::list_extensions,
         team_rules::get_extension,
         team_rules::put_extension,

@@ -766,7 +766,9 @@ pub struct LeaderboardView {
     pub rows: Vec<LeaderboardRowView>,
 }
 
+mod about;
 mod organiser;
+pub use about::*;
 pub use organiser::*;
 
 // ---- operations ----
