@@ -10,8 +10,14 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 /// text (the outline stays in order for screen readers). Images are dropped: the site's
 /// Content-Security-Policy shows only its own, and a remote one would be a tracker.
 pub(crate) fn to_html(text: &str) -> String {
+    // Control characters (but tab and line breaks) mean nothing in Markdown, are
+    // errors in HTML and cannot be carried by XML at all (the feed): dropped first.
+    let text: String = text
+        .chars()
+        .filter(|&c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+        .collect();
     let parser = Parser::new_ext(
-        text,
+        &text,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
     )
     .map(|e| match e {
