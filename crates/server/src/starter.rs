@@ -141,13 +141,16 @@ mod tests {
     }
 
     #[test]
-    fn every_kit_has_its_challenges_required_files() {
+    fn every_kit_has_its_challenges_required_files_and_folders() {
         for (id, _) in KITS {
             let c = judge::Challenge::built_in(id).unwrap();
             for f in &c.required_files {
                 assert!(
-                    KITS.iter()
-                        .any(|(k, files)| k == id && files.iter().any(|kf| kf.path == f.as_str())),
+                    KITS.iter().any(|(k, files)| k == id
+                        && files.iter().any(|kf| {
+                            // a required folder is met by any file in it
+                            kf.path == f.as_str() || kf.path.starts_with(&format!("{f}/"))
+                        })),
                     "{id} lacks {f}"
                 );
             }

@@ -18,6 +18,7 @@ use crate::views::{AboutView, AnnouncementView, ErrorBody, NewAbout, NewAnnounce
     security((), ("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id")),
     responses((status = 200, body = AboutView), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "a worker's token"),
         (status = 404, body = ErrorBody)))]
 pub(crate) async fn get_about(
     State(app): State<App>,
@@ -54,6 +55,7 @@ pub(crate) async fn put_about(
     security((), ("bearer" = [])),
     params(("id" = String, Path, description = "the challenge's id")),
     responses((status = 200, body = Vec<AnnouncementView>), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "a worker's token"),
         (status = 404, body = ErrorBody)))]
 pub(crate) async fn list_announcements(
     State(app): State<App>,
@@ -117,6 +119,7 @@ pub(crate) async fn delete_announcement(
     responses(
         (status = 200, description = "the kit", content_type = "application/zip"),
         (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "a worker's token"),
         (status = 404, body = ErrorBody, description = "no such challenge, or no kit for its definition"),
     ))]
 pub(crate) async fn starter(
