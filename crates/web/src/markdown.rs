@@ -75,11 +75,8 @@ pub(crate) fn plain(text: &str, max_chars: usize) -> String {
                 | TagEnd::Item
                 | TagEnd::CodeBlock
                 | TagEnd::TableCell,
-            ) => {
-                if !out.ends_with(' ') {
-                    out.push(' ');
-                }
-            }
+                // spaces collapse below
+            ) => out.push(' '),
             _ => {}
         }
     }

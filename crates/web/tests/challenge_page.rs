@@ -576,11 +576,9 @@ fn atom(xml: &str) -> Feed {
             Event::End(_) => {
                 path.pop();
             }
-            Event::Empty(e) => {
-                if path.len() == 1 {
-                    feed.feed_children
-                        .push(String::from_utf8(e.name().as_ref().to_vec()).unwrap());
-                }
+            Event::Empty(e) if path.len() == 1 => {
+                feed.feed_children
+                    .push(String::from_utf8(e.name().as_ref().to_vec()).unwrap());
             }
             ev @ (Event::Text(_) | Event::GeneralRef(_)) => {
                 // Text comes in runs, and each entity reference as an event of its own.
