@@ -7,7 +7,9 @@ document.documentElement.classList.add('js');
 // Times stay in UTC as the server wrote them ("2026-12-01 12:00 UTC"); the reader's own
 // local time is added beside each (unless the reader is on UTC), with its zone's name.
 function localTimes(root) {
-  const fmt = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short'});
+  // (dateStyle and timeStyle cannot be combined with timeZoneName: the fields instead.)
+  const fmt = new Intl.DateTimeFormat(undefined, {year: 'numeric', month: 'short', day: 'numeric',
+    hour: '2-digit', minute: '2-digit', timeZoneName: 'short'});
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   for (const t of root.querySelectorAll('time[datetime]')) {
     if (t.dataset.local) continue;
