@@ -120,6 +120,9 @@ impl From<store::Error> for ApiError {
                 .with("extended", extended)
                 .with("at", at),
             E::AlreadyInTeam { .. } => ApiError::conflict("already_in_team", e.to_string()),
+            E::TeamHasSubmissions { .. } => {
+                ApiError::conflict("team_has_submissions", e.to_string())
+            }
             E::NotMember { .. } => {
                 ApiError::new(StatusCode::FORBIDDEN, "not_member", e.to_string())
             }

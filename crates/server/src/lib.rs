@@ -33,6 +33,7 @@ mod limits;
 mod metrics;
 mod serve;
 pub mod sight;
+pub mod starter;
 pub mod views;
 
 use std::path::{Path, PathBuf};

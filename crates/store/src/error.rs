@@ -102,6 +102,11 @@ pub enum Error {
     #[error("user {user:?} is not a member of team {team:?}")]
     NotMember { user: String, team: String },
 
+    /// A member may leave a team only while it has no submission: a team's entries
+    /// stay its members' (docs/service.md, "Teams").
+    #[error("team {team:?} has submissions: its members cannot leave it")]
+    TeamHasSubmissions { team: String },
+
     /// The invitation was already answered, or is for someone else.
     #[error("invitation {0:?} is not pending for this user")]
     InvitationNotPending(String),

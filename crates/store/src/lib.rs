@@ -50,6 +50,7 @@
 //! `chrono::DateTime<Utc>`; the store's clock ([`Store::with_clock`]) is the one time
 //! source of every rule, so tests can move it.
 
+mod about;
 mod challenges;
 mod db;
 mod error;
@@ -85,6 +86,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
+pub use about::{About, ChallengeAnnouncement, MAX_TEXT_CHARS, MAX_TITLE_CHARS, NewAbout};
 pub use error::Error;
 pub use manifest::Manifest;
 pub use model::*;
@@ -447,11 +449,18 @@ async fn fill_name_keys(db: &Db) -> Result<(), Error> {
 
 /// The migrations of a backend: the common ones and the dialect's own, by version.
 fn migrations(db: &Db) -> Vec<Migration> {
-    let common: &[(i64, &str, &str)] = &[(
-        1,
-        "records",
-        include_str!("../migrations/common/0001_records.sql"),
-    )];
+    let common: &[(i64, &str, &str)] = &[
+        (
+            1,
+            "records",
+            include_str!("../migrations/common/0001_records.sql"),
+        ),
+        (
+            12,
+            "challenge pages",
+            include_str!("../migrations/common/0012_challenge_pages.sql"),
+        ),
+    ];
     let dialect: &[(i64, &str, &str)] = match db {
         Db::Sqlite(_) => &[
             (

@@ -68,6 +68,23 @@ async fn add_member(tx: &mut Tx, team: &Team, user: UserId, at: i64) -> Result<(
     Ok(())
 }
 
+/// [`Error::NotMember`] unless `user` is a member of `team`.
+async fn must_be_member(tx: &mut Tx, team: &Team, user: UserId) -> Result<(), Error> {
+    let member = tx
+        .fetch_optional(
+            "SELECT 1 AS one FROM team_members WHERE team_id = $1 AND user_id = $2",
+            args![team.id, user],
+        )
+        .await?;
+    if member.is_none() {
+        return Err(Error::NotMember {
+            user: user.to_string(),
+            team: team.id.to_string(),
+        });
+    }
+    Ok(())
+}
+
 impl Store {
     /// A new team of a challenge, with its founder as its first member.
     pub async fn create_team(
@@ -208,18 +225,8 @@ impl Store {
     ) -> Result<Invitation, Error> {
         let mut tx = self.db.write().await?;
         let r = crate::db::attempt(async {
-            let member = tx
-                .fetch_optional(
-                    "SELECT 1 AS one FROM team_members WHERE team_id = $1 AND user_id = $2",
-                    args![team, by],
-                )
-                .await?;
-            if member.is_none() {
-                return Err(Error::NotMember {
-                    user: by.to_string(),
-                    team: team.to_string(),
-                });
-            }
+            let t = team_in(&mut tx, team).await?;
+            must_be_member(&mut tx, &t, by).await?;
             let id = InvitationId::new();
             let r = tx
                 .fetch_one(
@@ -298,6 +305,119 @@ impl Store {
             .iter()
             .map(invitation_from)
             .collect()
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// The pending invitations a team has sent, oldest first.
+    pub async fn team_invitations(&self, team: TeamId) -> Result<Vec<Invitation>, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            tx.fetch_all(
+                &format!(
+                    "SELECT {INVITATION_COLUMNS} FROM invitations WHERE team_id = $1 \
+                     AND state = 'pending' ORDER BY created_at, id"
+                ),
+                args![team],
+            )
+            .await?
+            .iter()
+            .map(invitation_from)
+            .collect()
+        })
+        .await;
+        tx.finish(r).await
+    }
+
+    /// A member renames the team, under the same rules as a new team's name (unique
+    /// in the challenge as people read it: docs/service.md, "Names").
+    pub async fn rename_team(&self, team: TeamId, name: &str, by: UserId) -> Result<Team, Error> {
+        let name = &crate::users::display_name("team name", name)?;
+        let key = crate::users::name_key(name);
+        // A team never changes challenge: its scope for a taken name's message.
+        let challenge = self.team(team).await?.challenge;
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let t = team_in(&mut tx, team).await?;
+            must_be_member(&mut tx, &t, by).await?;
+            let r = tx
+                .fetch_one(
+                    &format!(
+                        "UPDATE teams SET name = $2, name_key = $3 WHERE id = $1 \
+                         RETURNING {TEAM_COLUMNS}"
+                    ),
+                    args![team, name, &key],
+                )
+                .await?;
+            team_from(&r)
+        })
+        .await;
+        let r = match tx.finish(r).await {
+            Err(e) if e.is_unique_violation() => Err(crate::users::name_taken(
+                &self.db,
+                e,
+                "team name",
+                name,
+                &key,
+                "SELECT name FROM teams WHERE name_key = $1 AND challenge_id = $2",
+                Some(&challenge),
+            )
+            .await),
+            other => other,
+        };
+        if r.is_ok() {
+            self.boards_changed();
+        }
+        r
+    }
+
+    /// A member leaves a team that has no submission ([`Error::TeamHasSubmissions`]
+    /// otherwise: its entries were made by its members, who stay in it). A team left
+    /// empty is deleted with its invitations, so that its name is free again, unless
+    /// an organiser's deadline extension or quota names it (those records are kept
+    /// whole): then it stays, empty, and an invitee may still join it.
+    pub async fn leave_team(&self, team: TeamId, user: UserId) -> Result<(), Error> {
+        let mut tx = self.db.write().await?;
+        let r = crate::db::attempt(async {
+            let t = team_in(&mut tx, team).await?;
+            must_be_member(&mut tx, &t, user).await?;
+            let submitted = tx
+                .fetch_optional(
+                    "SELECT 1 AS one FROM submissions WHERE team_id = $1 LIMIT 1",
+                    args![team],
+                )
+                .await?;
+            if submitted.is_some() {
+                return Err(Error::TeamHasSubmissions {
+                    team: t.name.clone(),
+                });
+            }
+            tx.execute(
+                "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2",
+                args![team, user],
+            )
+            .await?;
+            let left = tx
+                .fetch_optional(
+                    "SELECT 1 AS one FROM team_members WHERE team_id = $1 LIMIT 1",
+                    args![team],
+                )
+                .await?;
+            let ruled = tx
+                .fetch_optional(
+                    "SELECT 1 AS one FROM deadline_extensions WHERE team_id = $1 \
+                     UNION ALL SELECT 1 AS one FROM quota_overrides WHERE team_id = $1",
+                    args![team],
+                )
+                .await?;
+            if left.is_none() && ruled.is_none() {
+                tx.execute("DELETE FROM invitations WHERE team_id = $1", args![team])
+                    .await?;
+                tx.execute("DELETE FROM teams WHERE id = $1", args![team])
+                    .await?;
+            }
+            Ok(())
         })
         .await;
         tx.finish(r).await

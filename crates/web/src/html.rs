@@ -38,6 +38,9 @@ fn frame(ctx: Option<&Ctx>, title: &str, body: Markup) -> Markup {
                             @if let Some(ctx) = ctx {
                                 @if let Some(u) = &ctx.user {
                                     li { a href="/submissions" { "My submissions" } }
+                                    @if ctx.invitations > 0 {
+                                        li { a.pending href="/invitations" { "Invitations (" (ctx.invitations) ")" } }
+                                    }
                                     li { a href="/token" { "API token" } }
                                     @if ctx.is_organiser() {
                                         li { a href="/organiser" { "Organiser" } }

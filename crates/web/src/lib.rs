@@ -26,6 +26,7 @@
 mod api;
 mod console;
 mod html;
+mod markdown;
 mod pages;
 mod plot;
 mod session;
@@ -125,6 +126,12 @@ impl Web {
                 get(pages::team_page).post(pages::create_team),
             )
             .route("/challenges/{id}/team/invite", post(pages::invite))
+            // Getting started, teams and announcements (docs/web.md, "The challenge page").
+            .route("/challenges/{id}/team/rename", post(pages::rename_team))
+            .route("/challenges/{id}/team/leave", post(pages::leave_team))
+            .route("/challenges/{id}/starter.zip", get(pages::starter))
+            .route("/challenges/{id}/announcements.atom", get(pages::feed))
+            .route("/invitations", get(pages::invitations_page))
             .route("/invitations/{id}/{answer}", post(pages::answer_invitation))
             .route(
                 "/challenges/{id}/submit",

@@ -24,6 +24,8 @@ pub(crate) struct Ctx {
     /// The session's API token: how a page calls the API as this user.
     pub token: Option<String>,
     pub csrf: String,
+    /// The signed-in user's pending invitations (the navigation shows how many).
+    pub invitations: usize,
     new_pre: Option<String>,
     secure: bool,
 }
@@ -177,7 +179,12 @@ impl Ctx {
         if let Some(token) = cookie_value(headers, SESSION).filter(|t| !t.is_empty()) {
             match web.store.authenticate(token).await {
                 Ok(Principal::User(u)) => {
+                    let invitations = match web.store.invitations(u.id).await {
+                        Ok(list) => list.len(),
+                        Err(e) => return Err(PageError::internal(&e).into_response()),
+                    };
                     return Ok(Ctx {
+                        invitations,
                         user: Some(u),
                         csrf: csrf_of(token),
                         token: Some(token.to_owned()),
@@ -201,6 +208,7 @@ impl Ctx {
             user: None,
             token: None,
             csrf: csrf_of(&pre),
+            invitations: 0,
             new_pre,
             secure,
         })

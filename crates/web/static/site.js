@@ -4,13 +4,35 @@
 'use strict';
 document.documentElement.classList.add('js');
 
+// Times stay in UTC as the server wrote them ("2026-12-01 12:00 UTC"); the reader's own
+// local time is added beside each (unless the reader is on UTC), with its zone's name.
 function localTimes(root) {
+  // (dateStyle and timeStyle cannot be combined with timeZoneName: the fields instead.)
+  const fmt = new Intl.DateTimeFormat(undefined, {year: 'numeric', month: 'short', day: 'numeric',
+    hour: '2-digit', minute: '2-digit', timeZoneName: 'short'});
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   for (const t of root.querySelectorAll('time[datetime]')) {
+    if (t.dataset.local) continue;
     const d = new Date(t.getAttribute('datetime'));
-    if (!isNaN(d)) {
-      t.title = t.textContent;
-      t.textContent = d.toLocaleString(undefined, {dateStyle: 'medium', timeStyle: 'short'});
-    }
+    if (isNaN(d) || zone === 'UTC' || zone === 'Etc/UTC') continue;
+    t.dataset.local = '1';
+    const s = document.createElement('span');
+    s.className = 'local';
+    s.textContent = ' (' + fmt.format(d) + ' your time)';
+    t.after(s);
+  }
+}
+
+// Countdowns to a deadline, by the server's clock (`data-now`) plus the time the page
+// has been open, so a reader's wrong clock does not move a deadline.
+function countdowns(root) {
+  for (const e of root.querySelectorAll('.countdown[data-until]')) {
+    if (!e.dataset.seen) e.dataset.seen = String(Date.now());
+    const now = new Date(e.dataset.now).getTime() + (Date.now() - Number(e.dataset.seen));
+    const s = Math.max(0, Math.floor((new Date(e.dataset.until).getTime() - now) / 1000));
+    const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+    e.textContent = s === 0 ? 'now' : d > 0 ? 'in ' + d + ' d ' + h + ' h' : h > 0 ? 'in ' + h + ' h ' + m + ' min'
+      : m > 0 ? 'in ' + m + ' min ' + (s % 60) + ' s' : 'in ' + s + ' s';
   }
 }
 
@@ -154,8 +176,8 @@ function sortable(root) {
   }
 }
 
-function init(root) { localTimes(root); elapsed(root); live(root); upload(root); sortable(root); }
+function init(root) { localTimes(root); countdowns(root); elapsed(root); live(root); upload(root); sortable(root); }
 document.addEventListener('DOMContentLoaded', () => {
   init(document);
-  setInterval(() => elapsed(document), 1000);
+  setInterval(() => { elapsed(document); countdowns(document); }, 1000);
 });

@@ -1,4 +1,7 @@
-//! Challenges, phases, quotas and leaderboards.
+//! Challenges, phases, quotas and leaderboards; their pages' texts, announcements and
+//! starter kits in `about`.
+
+pub(crate) mod about;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,6 +35,10 @@ pub(super) fn router() -> OpenApiRouter<App> {
         .routes(routes!(update_phase))
         .routes(routes!(quota))
         .routes(routes!(leaderboard))
+        .routes(routes!(about::get_about, about::put_about))
+        .routes(routes!(about::list_announcements, about::post_announcement))
+        .routes(routes!(about::delete_announcement))
+        .routes(routes!(about::starter))
 }
 
 /// The judge's reading of a stored definition (its precision, its ranking numbers).

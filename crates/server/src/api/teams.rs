@@ -11,7 +11,7 @@ use crate::api::{App, parse_id};
 use crate::auth::{Caller, is_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};
-use crate::views::{ErrorBody, InvitationView, NewInvitation, NewTeam, TeamView};
+use crate::views::{ErrorBody, InvitationView, NewInvitation, NewTeam, TeamChange, TeamView};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -20,8 +20,9 @@ use utoipa_axum::routes;
 pub(super) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(create_team))
-        .routes(routes!(get_team))
-        .routes(routes!(invite))
+        .routes(routes!(get_team, rename))
+        .routes(routes!(sent_invitations, invite))
+        .routes(routes!(leave))
         .routes(routes!(my_invitations))
         .routes(routes!(accept))
         .routes(routes!(decline))
@@ -186,4 +187,83 @@ pub(crate) async fn decline(
     let id: InvitationId = parse_id(&id, "invitation")?;
     app.store.decline_invitation(id, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A member renames the team (the rules of a new team's name; 409 when the challenge
+/// has a team of that name as people read it).
+#[utoipa::path(patch, path = "/api/v1/teams/{id}", tag = "teams", request_body = TeamChange,
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the team's id")),
+    responses(
+        (status = 200, body = TeamView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "the caller is not a member"),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the name is taken"),
+        (status = 422, body = ErrorBody),
+    ))]
+pub(crate) async fn rename(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    Body(change): Body<TeamChange>,
+) -> Result<Json<TeamView>, ApiError> {
+    check_name("name", &change.name)?;
+    let id: TeamId = parse_id(&id, "team")?;
+    let team = app.store.team(id).await?;
+    if !may_see(&app, &user, &team).await? {
+        return Err(ApiError::not_found("team"));
+    }
+    let team = app.store.rename_team(id, &change.name, user.id).await?;
+    Ok(Json(team_view(&app, &team).await?))
+}
+
+/// The caller leaves the team, which must have no submission (409
+/// `team_has_submissions`). A team left empty is deleted, its name free again.
+#[utoipa::path(post, path = "/api/v1/teams/{id}/leave", tag = "teams",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the team's id")),
+    responses(
+        (status = 204, description = "left"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "the caller is not a member"),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the team has submissions"),
+    ))]
+pub(crate) async fn leave(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id: TeamId = parse_id(&id, "team")?;
+    let team = app.store.team(id).await?;
+    if !may_see(&app, &user, &team).await? {
+        return Err(ApiError::not_found("team"));
+    }
+    app.store.leave_team(id, user.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The invitations a team has sent that are still pending (its members and
+/// organisers).
+#[utoipa::path(get, path = "/api/v1/teams/{id}/invitations", tag = "teams",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "the team's id")),
+    responses(
+        (status = 200, body = Vec<InvitationView>),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ))]
+pub(crate) async fn sent_invitations(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<InvitationView>>, ApiError> {
+    let id: TeamId = parse_id(&id, "team")?;
+    let team = app.store.team(id).await?;
+    if !may_see(&app, &user, &team).await? {
+        return Err(ApiError::not_found("team"));
+    }
+    let list = app.store.team_invitations(id).await?;
+    Ok(Json(list.iter().map(InvitationView::from).collect()))
 }

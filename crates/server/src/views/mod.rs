@@ -776,7 +776,9 @@ pub struct LeaderboardView {
     pub rows: Vec<LeaderboardRowView>,
 }
 
+mod about;
 mod organiser;
+pub use about::*;
 pub use organiser::*;
 
 // ---- operations ----

@@ -75,6 +75,10 @@ id_type!(
     InvitationId, "invitation"
 );
 id_type!(
+    /// An organiser's announcement on a challenge's page.
+    AnnouncementId, "announcement"
+);
+id_type!(
     /// A submission.
     SubmissionId, "submission"
 );

@@ -9,6 +9,7 @@
 //! the same page again with the reason above the form that was sent and that form's
 //! values kept, so nothing typed is lost.
 
+mod announcements;
 mod overview;
 mod phases;
 mod publish;
@@ -76,6 +77,22 @@ pub(crate) fn routes() -> Router<Web> {
         .route(
             "/organiser/rescores/{id}/{decision}",
             post(publish::decide_rescore),
+        )
+        .route(
+            "/organiser/challenges/{id}/announcements",
+            get(announcements::announcements_page),
+        )
+        .route(
+            "/organiser/challenges/{id}/announcements/texts",
+            post(announcements::save_texts),
+        )
+        .route(
+            "/organiser/challenges/{id}/announcements/new",
+            post(announcements::post_announcement),
+        )
+        .route(
+            "/organiser/challenges/{id}/announcements/{announcement}/delete",
+            post(announcements::delete_announcement),
         )
         .route("/organiser/challenges/{id}/rules", get(rules::page_of))
         .route(

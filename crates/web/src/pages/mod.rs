@@ -453,11 +453,13 @@ async fn challenge_view(web: &Web, ctx: &Ctx, id: &str) -> Result<ChallengeView,
     .map_err(err)
 }
 
+/// A phase's state in words that cannot be read as its name (a phase may be named
+/// "open"): "accepting entries until …", "opens …", "closed …".
 fn phase_status(p: &PhaseView, now: chrono::DateTime<chrono::Utc>) -> Markup {
     html! {
-        @if p.open { span.badge.open { "open" } " until " (time(p.team_closes.unwrap_or(p.closes)))
+        @if p.open { span.badge.open { "accepting entries" } " until " (time(p.team_closes.unwrap_or(p.closes)))
             @if p.team_closes.is_some() { " (your team's extension)" } }
-        @else if now < p.opens { span.badge { "opens" } " " (time(p.opens)) }
+        @else if now < p.opens { span.badge { "not open yet" } " opens " (time(p.opens)) }
         @else { span.badge { "closed" } " " (time(p.team_closes.unwrap_or(p.closes))) }
     }
 }
@@ -478,7 +480,7 @@ pub(crate) async fn home(State(web): State<Web>, ctx: Ctx) -> PageResult {
                     @if c.phases.is_empty() { p { "No phase yet." } }
                     ul.plain {
                         @for p in &c.phases {
-                            li { strong { (p.name) } ": " (phase_status(p, now)) }
+                            li { "Phase " q { (p.name) } " " (phase_status(p, now)) }
                         }
                     }
                     p {
@@ -494,15 +496,6 @@ pub(crate) async fn home(State(web): State<Web>, ctx: Ctx) -> PageResult {
     Ok(page(&ctx, "Challenges", body))
 }
 
-/// The judge's definition of a registered challenge, for the task and limits.
-async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> {
-    let c = web.store.challenge(id).await.ok()?;
-    match &c.definition {
-        store::Definition::Builtin(b) => judge::challenge::Challenge::built_in(b).ok(),
-        store::Definition::Toml(t) => judge::challenge::Challenge::parse(t, "definition").ok(),
-    }
-}
-
 /// A ranking number as people read it: its name and unit (its report key for a view
 /// from a server that does not name it).
 fn metric(r: &server::views::RankingView) -> String {
@@ -513,338 +506,16 @@ fn metric(r: &server::views::RankingView) -> String {
     }
 }
 
-fn task_text(def: &judge::challenge::Challenge) -> Markup {
-    use judge::challenge::Interface;
-    let interface = match def.interface {
-        Interface::Folder => html! {
-            p { "The judge runs your entry once per data set: "
-                code { "python entry_2021.py DATA OUT" }
-                ". It writes one " code { "<record>.json" } " per record in " code { "OUT" }
-                " with the AF episodes it found as " code { "{\"predict_endpoints\": [[start, end], …]}" } " (sample indices)." }
-        },
-        Interface::PerRecord => html! {
-            p { "The PhysioNet sandbox: the judge runs " code { "setup.sh" } " once, then "
-                code { "next.sh RECORD" } " for each record, each in a fresh sandbox; every run appends "
-                code { "RECORD,CLASS" } " to " code { "answers.txt" } " (N, A, O or ~)." }
-        },
-        Interface::TrainRun => html! {
-            p { "Your " code { "team_code.py" } " is called twice: first to train a model on the labelled "
-                "training patients, then to run it on each unlabelled patient, writing one CSV of "
-                "murmur and outcome classes with their probabilities." }
-        },
-        Interface::Stream => html! {
-            p { "Your algorithm's " code { "run()" } " loop reads EEG in 40 ms packets with "
-                code { "get_data()" } " and reports the character it decoded with " code { "report()" }
-                ", in simulated real time." }
-        },
-    };
-    let scoring = judge::kinds::of(def.scorer).scoring_text();
-    html! {
-        (interface)
-        h3 { "How scoring works" }
-        p { (scoring) }
-        p { "Missing or invalid outputs are scored as the challenge's default answer and listed as warnings on your submission's page." }
-    }
-}
-
-pub(crate) async fn challenge(
-    State(web): State<Web>,
-    ctx: Ctx,
-    Path(id): Path<String>,
-) -> PageResult {
-    let c = challenge_view(&web, &ctx, &id).await?;
-    let def = definition(&web, &c.id).await;
-    let now = web.store.now();
-    let team = match &ctx.user {
-        Some(u) => web.store.team_of(u.id, &c.id).await.map_err(internal)?,
-        None => None,
-    };
-    let base = format!("/challenges/{}", seg(&c.id));
-    let body = html! {
-        h1 { (c.title) }
-        p.muted { "Challenge " code { (c.id) } " · definition " code.hash { (short(&c.definition_sha256)) }
-            " · data manifest " code.hash { (short(&c.manifest_sha256)) } }
-        nav.actions aria-label="Challenge" {
-            a.button href={(base) "/submit"} { "Submit an entry" }
-            a.button href={(base) "/leaderboard"} { "Leaderboard" }
-            a.button href={(base) "/team"} { @if team.is_some() { "Your team" } @else { "Form a team" } }
-        }
-        @if let Some(t) = &team { p { "You are in team " strong { (t.name) } "." } }
-        @if c.judging_paused {
-            p.notice role="status" {
-                strong { "Judging paused." }
-                " Submissions are still accepted and keep their place in the queue; they are judged once the organisers resume judging."
-                @if let Some(why) = &c.pause_reason { " (" (why) ")" }
-            }
-        }
-        section aria-labelledby="phases" {
-            h2 #phases { "Phases" }
-            @if c.phases.is_empty() { p { "No phase yet: submissions open with the first." } }
-            @else {
-                div.scroll { table {
-                    thead { tr { th scope="col" { "Phase" } th scope="col" { "Status" } th scope="col" { "Opens" } th scope="col" { "Closes" }
-                        th scope="col" { "Scored on" } th scope="col" { "Quota" } th scope="col" { "Leaderboard shows" } } }
-                    tbody {
-                        @for p in &c.phases {
-                            tr {
-                                th scope="row" { (p.name) }
-                                td { @if p.open { span.badge.open { "open" } } @else if now < p.opens { "not yet open" } @else { "closed" } }
-                                td { (time(p.opens)) }
-                                td { (time(p.closes))
-                                    @if let Some(t) = p.team_closes { br; strong.extended { "for your team: " (time(t)) } " (an extension)" }
-                                    @if let Some(s) = p.selection_closes { br; "final entry chosen by " (time(s)) } }
-                                td { (word(&p.scored_split)) @if !p.show_exam { br; span.muted { "exam scores hidden until it closes" } } }
-                                td { (quota_text(&p.quota)) }
-                                td { "each team's " (word(&p.rule)) " submission" }
-                            }
-                        }
-                    }
-                } }
-            }
-        }
-        @if let Some(def) = &def {
-            section aria-labelledby="task" {
-                h2 #task { "The task" }
-                (task_text(def))
-            }
-            section aria-labelledby="layout" {
-                h2 #layout { "Entry layout" }
-                p { "Upload a " code { ".zip" } ", " code { ".tar.gz" } " or " code { ".tar" } " archive. It must contain:" }
-                ul { @for f in &def.required_files { li { code { (f) } } } }
-                @if let Some(r) = &def.requirements {
-                    p { "Python packages your entry needs go in " code { (r) } "; they are checked against the judge's fixed runtime (numpy, scipy, wfdb, scikit-learn), not installed." }
-                }
-            }
-            section aria-labelledby="limits" {
-                h2 #limits { "Limits" }
-                dl.limits {
-                    dt { "Memory" } dd { (def.limits.memory_mb) " MB" }
-                    dt { "Processes" } dd { (def.limits.pids) }
-                    dt { "Set-up" } dd { (html::duration(def.limits.setup_time_s as f64)) }
-                    @if let Some(t) = def.limits.train_s { dt { "Training" } dd { (html::duration(t as f64)) } }
-                    dt { "Per record" } dd { (html::duration(def.limits.record_cpu_s as f64)) " CPU, " (html::duration(def.limits.record_wall_s as f64)) " wall" }
-                    dt { "Start-up allowance" } dd { (html::duration(def.limits.startup_s as f64)) }
-                    dt { "A stage in all" } dd { "at most " (html::duration(def.limits.stage_cap_s as f64)) }
-                    dt { "No network" } dd { "entries run without network access" }
-                }
-            }
-        }
-        section aria-labelledby="data" {
-            h2 #data { "Data" }
-            p { (c.files) " files, pinned by the manifest hash above. Labels of the quiz and exam splits never reach your entry; "
-                "the quiz returns full diagnostics, the exam only counts of failures and timeouts." }
-            p { "Ranked by " @for (i, r) in c.ranking.iter().enumerate() { @if i > 0 { ", then " } (metric(r)) " (" (word(&r.better)) " is better)" } "; "
-                "participants see exam figures to " (c.score_precision) " decimals." }
-        }
-        section aria-labelledby="local" {
-            h2 #local { "Test locally first" }
-            p { "The site judges with the same code as the command line. Run your entry on your own copy of the data:" }
-            pre { code { "physiojudge evaluate --challenge " (c.id) " --entry ./my-entry --data ./data" } }
-        }
-    };
-    Ok(page(&ctx, &c.title, body))
-}
-
-fn short(h: &str) -> &str {
-    h.get(..12).unwrap_or(h)
-}
-
-fn quota_text(q: &server::views::QuotaLimits) -> String {
-    let mut parts = Vec::new();
-    if let Some(t) = q.total {
-        parts.push(format!("{t} in all"));
-    }
-    if let Some(d) = q.per_day {
-        parts.push(format!("{d} a day (UTC)"));
-    }
-    if let Some(c) = q.max_concurrent {
-        parts.push(format!("{c} at once"));
-    }
-    if parts.is_empty() {
-        "no limit".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
-// ---- teams ----
-
-pub(crate) async fn team_page(
-    State(web): State<Web>,
-    ctx: Ctx,
-    Path(id): Path<String>,
-) -> PageResult {
-    let (user, token) = ctx.need_user(&format!("/challenges/{}/team", seg(&id)))?;
-    let c = challenge_view(&web, &ctx, &id).await?;
-    let team = web.store.team_of(user.id, &c.id).await.map_err(internal)?;
-    let base = format!("/challenges/{}", seg(&c.id));
-    let invitations: Vec<InvitationView> = api::get(&web, "/api/v1/invitations", Some(token))
-        .await
-        .json()
-        .map_err(err)?;
-    let mut pending = Vec::new();
-    for i in invitations.iter().filter(|i| word(&i.state) == "pending") {
-        if let Ok(t) = web.store.team(store::TeamId(i.team)).await
-            && t.challenge == c.id
-        {
-            let by = web.store.user(store::UserId(i.invited_by)).await.ok();
-            pending.push((i, t, by));
-        }
-    }
-    let view: Option<TeamView> = match &team {
-        Some(t) => Some(
-            api::get(&web, &format!("/api/v1/teams/{}", t.id.0), Some(token))
-                .await
-                .json()
-                .map_err(err)?,
-        ),
-        None => None,
-    };
-    let body = html! {
-        p.crumbs { a href=(base) { (c.title) } }
-        @match &view {
-            Some(t) => {
-                h1 { "Team " (t.name) }
-                @if t.hidden { p.muted { "This team is hidden from the leaderboard." } }
-                @if t.disqualified { p.error { "This team is disqualified" @if let Some(r) = &t.reason { ": " (r) } "." } }
-                h2 { "Members" }
-                ul { @for m in &t.members { li { (m.name) } } }
-                h2 { "Invite someone" }
-                p { "They join when they accept the invitation on this page. Someone who has already submitted with another team of this challenge cannot join." }
-                form.inline method="post" action={(base) "/team/invite"} {
-                    (csrf(&ctx))
-                    label for="invitee" { "User name" }
-                    input #invitee type="text" name="user" required maxlength="64";
-                    button type="submit" { "Invite" }
-                }
-            }
-            None => {
-                h1 { "Form a team" }
-                p { "A team submits entries; you can be in one team per challenge." }
-                form.inline method="post" action={(base) "/team"} {
-                    (csrf(&ctx))
-                    label for="team-name" { "Team name" }
-                    input #team-name type="text" name="name" required maxlength="64";
-                    button type="submit" { "Create the team" }
-                }
-            }
-        }
-        @if !pending.is_empty() {
-            h2 { "Invitations for you" }
-            ul {
-                @for (i, t, by) in &pending {
-                    li {
-                        "Team " strong { (t.name) }
-                        @if let Some(by) = by { " (invited by " (by.name) ")" }
-                        " "
-                        form.inline method="post" action={"/invitations/" (i.id) "/accept"} { (csrf(&ctx)) button type="submit" { "Accept" } }
-                        form.inline method="post" action={"/invitations/" (i.id) "/decline"} { (csrf(&ctx)) button type="submit" { "Decline" } }
-                    }
-                }
-            }
-        }
-    };
-    Ok(page(&ctx, "Team", body))
-}
-
-#[derive(Deserialize)]
-pub(crate) struct NameForm {
-    csrf: String,
-    name: String,
-}
-
-pub(crate) async fn create_team(
-    State(web): State<Web>,
-    ctx: Ctx,
-    Path(id): Path<String>,
-    Form(f): Form<NameForm>,
-) -> PageResult {
-    let (_, token) = ctx.need_user(&format!("/challenges/{}/team", seg(&id)))?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    api::post_json(
-        &web,
-        "/api/v1/teams",
-        Some(token),
-        &serde_json::json!({"name": f.name.trim(), "challenge": id}),
-    )
-    .await
-    .json::<TeamView>()
-    .map_err(err)?;
-    Ok(redirect(&format!("/challenges/{}/team", seg(&id))))
-}
-
-#[derive(Deserialize)]
-pub(crate) struct InviteForm {
-    csrf: String,
-    user: String,
-}
-
-pub(crate) async fn invite(
-    State(web): State<Web>,
-    ctx: Ctx,
-    Path(id): Path<String>,
-    Form(f): Form<InviteForm>,
-) -> PageResult {
-    let (user, token) = ctx.need_user(&format!("/challenges/{}/team", seg(&id)))?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    let team = web
-        .store
-        .team_of(user.id, &id)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            err(PageError::new(
-                StatusCode::CONFLICT,
-                "No team",
-                "Form a team first, then invite.",
-            ))
-        })?;
-    api::post_json(
-        &web,
-        &format!("/api/v1/teams/{}/invitations", team.id.0),
-        Some(token),
-        &serde_json::json!({"user": f.user.trim()}),
-    )
-    .await
-    .json::<InvitationView>()
-    .map_err(err)?;
-    Ok(redirect(&format!("/challenges/{}/team", seg(&id))))
-}
-
-pub(crate) async fn answer_invitation(
-    State(web): State<Web>,
-    ctx: Ctx,
-    Path((id, answer)): Path<(String, String)>,
-    Form(f): Form<CsrfOnly>,
-) -> PageResult {
-    let (_, token) = ctx.need_user("/")?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    if answer != "accept" && answer != "decline" {
-        return Err(err(PageError::not_found("No such answer.")));
-    }
-    let a = api::post_json(
-        &web,
-        &format!("/api/v1/invitations/{}/{answer}", seg(&id)),
-        Some(token),
-        &serde_json::json!({}),
-    )
-    .await;
-    if !a.status.is_success() {
-        return Err(err(a.refusal()));
-    }
-    let to = match serde_json::from_slice::<TeamView>(&a.body) {
-        Ok(t) => format!("/challenges/{}/team", seg(&t.challenge)),
-        Err(_) => "/".to_owned(),
-    };
-    Ok(redirect(&to))
-}
-
+mod challenge;
 mod leaderboards;
 mod submissions;
 mod submit;
+mod teams;
+pub(crate) use challenge::*;
 pub(crate) use leaderboards::*;
 pub(crate) use submissions::*;
 pub(crate) use submit::*;
+pub(crate) use teams::*;
 
 #[cfg(test)]
 mod tests {
