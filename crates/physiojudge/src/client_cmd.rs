@@ -192,10 +192,7 @@ fn refusal(status: u16, text: &str) -> String {
         let text: String = text.chars().take(200).collect();
         return format!("the server answered {status}: {}", text.trim());
     };
-    let mut line = format!(
-        "the server refused ({status} {}): {}",
-        e.code, e.message
-    );
+    let mut line = format!("the server refused ({status} {}): {}", e.code, e.message);
     for (label, value) in [
         ("next slot", e.next_slot_at.as_ref().map(time)),
         ("opens", e.opens.as_ref().map(time)),
@@ -559,12 +556,8 @@ fn exit_for(s: &SubmissionView) -> Result<()> {
     let reason = s.reason.as_deref().unwrap_or("");
     match s.state {
         StateName::Scored | StateName::Queued | StateName::Running => Ok(()),
-        StateName::Failed => {
-            Err(Exit::new(1, format!("submission {id} failed: {reason}")).into())
-        }
-        StateName::Withdrawn => {
-            Err(Exit::new(1, format!("submission {id} was withdrawn")).into())
-        }
+        StateName::Failed => Err(Exit::new(1, format!("submission {id} failed: {reason}")).into()),
+        StateName::Withdrawn => Err(Exit::new(1, format!("submission {id} was withdrawn")).into()),
         StateName::Error => {
             Err(Exit::new(3, format!("submission {id} is in error: {reason}")).into())
         }

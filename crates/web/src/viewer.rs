@@ -24,6 +24,7 @@ use server::views::SubmissionView;
 use crate::Web;
 use crate::api::{self, seg};
 use crate::html::{PageError, page};
+use crate::pages::definition;
 use crate::session::Ctx;
 
 type PageResult = Result<Response, Response>;
@@ -55,14 +56,6 @@ pub(crate) async fn may_view(web: &Web, ctx: &Ctx, challenge: &str) -> bool {
     definition(web, challenge)
         .await
         .is_some_and(|d| d.reveal_quiz_labels)
-}
-
-async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> {
-    let c = web.store.challenge(id).await.ok()?;
-    match &c.definition {
-        store::Definition::Builtin(b) => judge::challenge::Challenge::built_in(b).ok(),
-        store::Definition::Toml(t) => judge::challenge::Challenge::parse(t, "definition").ok(),
-    }
 }
 
 #[derive(Deserialize)]
@@ -338,7 +331,10 @@ mod tests {
             }),
         };
         let html = draw(&v).into_string();
-        assert!(html.contains("&lt;A&gt;") && !html.contains("<A>"), "{html}");
+        assert!(
+            html.contains("&lt;A&gt;") && !html.contains("<A>"),
+            "{html}"
+        );
         assert!(html.contains("state-failed"), "{html}");
         assert!(html.contains(r#"<p class="error">no log</p>"#), "{html}");
         assert!(html.contains(r#"<td class="num">0.5</td>"#), "{html}");

@@ -39,8 +39,7 @@ use utoipa_axum::routes;
 /// This module's routes: each handler's `#[utoipa::path]` is its route and its OpenAPI
 /// entry at once, so the two cannot drift.
 pub(super) fn router() -> OpenApiRouter<App> {
-    OpenApiRouter::new()
-        .routes(routes!(events))
+    OpenApiRouter::new().routes(routes!(events))
 }
 
 /// The last history read of each followed submission: a stream whose poll finds it

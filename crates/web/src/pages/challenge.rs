@@ -8,15 +8,6 @@ use server::views::{AboutView, AnnouncementView};
 use super::*;
 use crate::markdown;
 
-/// The judge's definition of a registered challenge, for the task and limits.
-async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> {
-    let c = web.store.challenge(id).await.ok()?;
-    match &c.definition {
-        store::Definition::Builtin(b) => judge::challenge::Challenge::built_in(b).ok(),
-        store::Definition::Toml(t) => judge::challenge::Challenge::parse(t, "definition").ok(),
-    }
-}
-
 fn task_text(def: &judge::challenge::Challenge) -> Markup {
     use judge::challenge::Interface;
     let interface = match def.interface {

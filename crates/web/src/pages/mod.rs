@@ -517,6 +517,15 @@ pub(crate) use submissions::*;
 pub(crate) use submit::*;
 pub(crate) use teams::*;
 
+/// The judge's definition of a registered challenge, for the task and limits.
+pub(crate) async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> {
+    let c = web.store.challenge(id).await.ok()?;
+    match &c.definition {
+        store::Definition::Builtin(b) => judge::challenge::Challenge::built_in(b).ok(),
+        store::Definition::Toml(t) => judge::challenge::Challenge::parse(t, "definition").ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,9 +64,7 @@ pub(super) fn record_view(
         facts: vec![
             Fact::new(
                 "True class",
-                truth
-                    .as_deref()
-                    .map_or("not in the reference", label_name),
+                truth.as_deref().map_or("not in the reference", label_name),
             ),
             match &answer {
                 Some(a) => Fact::new("Answered", label_name(a)).judged(right),

@@ -112,8 +112,7 @@ pub(super) fn record_view(
             bands: Vec::new(),
             shade: None,
             summary,
-            legend: "One row per recording location; one min/max pair per pixel column."
-                .into(),
+            legend: "One row per recording location; one min/max pair per pixel column.".into(),
         }),
     })
 }
