@@ -115,10 +115,7 @@ async fn journey(backend: Backend) {
 
     // The starter kit, through the page's own link, fetched as a visitor.
     let kit_href = attr(&c, "section[aria-labelledby=start] a[download]", "href").await;
-    let kit_url = reqwest::Url::parse(&c.current_url().await.unwrap().to_string())
-        .unwrap()
-        .join(&kit_href)
-        .unwrap();
+    let kit_url = c.current_url().await.unwrap().join(&kit_href).unwrap();
     let r = reqwest::get(kit_url.clone()).await.unwrap();
     assert_eq!(r.status(), 200, "{kit_url}");
     let disposition = r.headers()["content-disposition"]
