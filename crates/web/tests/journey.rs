@@ -13,15 +13,13 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::*;
 use fantoccini::{Client, Locator};
+use store::Backend;
 use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Rule, Split};
 
 /// The value of `attr` on the first element matching `css`.
 async fn attr(c: &Client, css: &str, attr: &str) -> String {
@@ -49,52 +47,10 @@ async fn journey(backend: Backend) {
     let state = dir.path().join("state");
     // The judge's data stays on the server; the site's copy and the one `evaluate`
     // makes locally are the same generated set (its seed, fewer records: quick runs).
-    let data = dir.path().join("data");
-    synth::write_challenge("cinc2017", &data, 2026, Some(10)).unwrap();
-    t.create_challenge(
-        "cinc2017",
-        "CinC 2017",
-        Definition::Builtin("cinc2017".into()),
-        &data,
-    )
-    .await
-    .unwrap();
-    let now = t.now();
-    t.create_phase(
-        "cinc2017",
-        &NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: Quota::default(),
-            scored_split: Split::Exam,
-            show_exam: true,
-            rule: Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    served::open_cinc2017(&t, &dir.path().join("data")).await;
 
     // The platform as `physiojudge serve` assembles it; its workers start later.
-    let mut qc = dispatch::QueueConfig::new(&state);
-    qc.heartbeat_every = Duration::from_millis(200);
-    let queue = dispatch::LocalQueue::new(t.store.clone(), qc);
-    let mut config = server::Config::new(&state);
-    config.events_poll = Duration::from_millis(100);
-    let waker = queue.clone();
-    config.on_queued = Some(server::OnQueued(Arc::new(move || waker.wake())));
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(site.serve(listener));
-    let runtime_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-    let runtime = || {
-        runtime::setup(&runtime_dir, Path::new(runtime::DEFAULT_PYTHON))
-            .expect("the Python runtime")
-    };
-    let init = || sandbox::reexec::this_program().unwrap();
+    let (queue, base) = served::serve(&t, &state, None).await;
 
     // The list of challenges, then the challenge's page.
     c.goto(&base).await.unwrap();
@@ -137,7 +93,7 @@ async fn journey(backend: Backend) {
     let local_out = files.path().join("evaluate-out");
     let local = {
         let (kit, local_data, local_out) = (kit.clone(), local_data.clone(), local_out.clone());
-        let judge = judge::Judge::new(runtime(), init(), 72..73).unwrap();
+        let judge = served::judge(72..73);
         tokio::task::spawn_blocking(move || {
             let request = judge::Request {
                 challenge: "cinc2017",
@@ -198,7 +154,7 @@ async fn journey(backend: Backend) {
     c.execute("window.stayed = true", vec![]).await.unwrap();
 
     // A real worker pool starts; the page follows the entry to `scored` by itself.
-    let judge = Arc::new(judge::Judge::new(runtime(), init(), 73..74).unwrap());
+    let judge = Arc::new(served::judge(73..74));
     let _pool =
         worker::Pool::start_local(&queue, "local", judge, worker::Config::new(&state, 1), None)
             .await
@@ -300,54 +256,5 @@ async fn journey(backend: Backend) {
 }
 
 fn main() -> ExitCode {
-    sandbox::reexec::hook();
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let mut cases = vec![
-        ("journey::sqlite", Backend::Sqlite),
-        ("journey::postgres", Backend::Postgres),
-    ];
-    cases.retain(|(name, _)| {
-        filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
-    });
-    if !testkit::root("journey") {
-        // The walk runs the judge; a run that must have it does not pass without it.
-        if std::env::var("PHYSIOJUDGE_REQUIRE_DATA").is_ok_and(|v| v == "1") {
-            println!("journey: the sandbox needs root, and PHYSIOJUDGE_REQUIRE_DATA=1");
-            return ExitCode::FAILURE;
-        }
-        println!("0 passed, 0 failed, {} skipped", cases.len());
-        return ExitCode::SUCCESS;
-    }
-    let (mut passed, mut failed) = (0, 0);
-    for (name, backend) in cases {
-        println!("test {name} ...");
-        let started = std::time::Instant::now();
-        let ok = std::panic::catch_unwind(|| {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(4)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(journey(backend));
-        })
-        .is_ok();
-        let took = started.elapsed().as_secs_f64();
-        if ok {
-            println!("test {name} ... ok ({took:.1} s)");
-            passed += 1;
-        } else {
-            println!("test {name} ... FAILED ({took:.1} s)");
-            failed += 1;
-        }
-    }
-    sandbox::shutdown();
-    println!("{passed} passed, {failed} failed");
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    served::main("journey", journey)
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use common::*;
 use fantoccini::Locator;
 use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Role, Rule, Split};
+use store::{Backend, Role};
 
 fn tar_gz(path: &Path, files: &[(&str, &str)]) {
     let gz = flate2::write::GzEncoder::new(
@@ -124,32 +124,7 @@ async fn judged_live(backend: Backend) {
     let t = TestStore::new(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let data = dir.path().join("data");
-    synth::write_challenge("cinc2017", &data, 2026, Some(10)).unwrap();
-    t.create_challenge(
-        "cinc2017",
-        "CinC 2017",
-        Definition::Builtin("cinc2017".into()),
-        &data,
-    )
-    .await
-    .unwrap();
-    let now = t.now();
-    t.create_phase(
-        "cinc2017",
-        &NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: Quota::default(),
-            scored_split: Split::Exam,
-            show_exam: true,
-            rule: Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    served::open_cinc2017(&t, &dir.path().join("data")).await;
     let alice = t
         .create_user("alice", Role::Participant, Some("alice's password"))
         .await
@@ -157,39 +132,23 @@ async fn judged_live(backend: Backend) {
     t.create_team("cinc2017", "Alpha", alice.id).await.unwrap();
 
     // The platform as `physiojudge serve` assembles it: queue, workers, API, site.
-    let mut qc = dispatch::QueueConfig::new(&state);
-    qc.heartbeat_every = Duration::from_millis(200);
-    let queue = dispatch::LocalQueue::new(t.store.clone(), qc);
-    let mut config = server::Config::new(&state);
-    config.events_poll = Duration::from_millis(100);
-    let waker = queue.clone();
-    config.on_queued = Some(server::OnQueued(Arc::new(move || waker.wake())));
     let watch = Arc::new(Watch::default());
     let seen = watch.clone();
-    config.progress = Some(server::ProgressSource(Arc::new(move |id| {
+    let progress = server::ProgressSource(Arc::new(move |id| {
         seen.progress.lock().unwrap().get(&id).cloned()
-    })));
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let runtime_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-    let runtime = runtime::setup(&runtime_dir, Path::new(runtime::DEFAULT_PYTHON))
-        .expect("the Python runtime");
-    let init = sandbox::reexec::this_program().unwrap();
-    let judge = Arc::new(judge::Judge::new(runtime, init, 54..55).unwrap());
+    }));
+    let (queue, base) = served::serve(&t, &state, Some(progress)).await;
     let w = watch.clone();
     let observer: worker::Observer = Arc::new(move |e: &worker::Event| w.observe(e));
     let _pool = worker::Pool::start_local(
         &queue,
         "local",
-        judge,
+        Arc::new(served::judge(54..55)),
         worker::Config::new(&state, 1),
         Some(observer),
     )
     .await
     .unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(site.serve(listener));
 
     c.goto(&format!("{base}/login")).await.unwrap();
     fill(&c, "#name", "alice").await;
@@ -306,47 +265,5 @@ async fn inert_page(c: &fantoccini::Client) {
 }
 
 fn main() -> ExitCode {
-    sandbox::reexec::hook();
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let mut cases = vec![
-        ("judged_live::sqlite", Backend::Sqlite),
-        ("judged_live::postgres", Backend::Postgres),
-    ];
-    cases.retain(|(name, _)| {
-        filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
-    });
-    if !testkit::root("judged") {
-        println!("0 passed, 0 failed, {} skipped", cases.len());
-        return ExitCode::SUCCESS;
-    }
-    let (mut passed, mut failed) = (0, 0);
-    for (name, backend) in cases {
-        println!("test {name} ...");
-        let ok = std::panic::catch_unwind(|| {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(4)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(judged_live(backend));
-        })
-        .is_ok();
-        if ok {
-            println!("test {name} ... ok");
-            passed += 1;
-        } else {
-            println!("test {name} ... FAILED");
-            failed += 1;
-        }
-    }
-    sandbox::shutdown();
-    println!("{passed} passed, {failed} failed");
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    served::main("judged_live", judged_live)
 }

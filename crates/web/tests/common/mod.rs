@@ -9,6 +9,8 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
+pub mod served;
+
 pub struct Driver(Child);
 
 impl Drop for Driver {
