@@ -103,6 +103,8 @@ try:
         ("leaderboard", "/challenges/cinc2017/leaderboard", part),
         ("submission page", f"/submissions/{sub}", part),
         ("organiser console", "/organiser", org),
+        ("console: a challenge", "/organiser/challenges/cinc2017", org),
+        ("console: phases", "/organiser/challenges/cinc2017/phases", org),
     ]
     flags = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
              "--disable-component-update --disable-sync --no-first-run")
