@@ -1344,11 +1344,25 @@ async fn console_from_empty_site(backend: Backend) {
         page.contains("the &lt;i&gt;data&lt;/i&gt; is being checked"),
         "{page}"
     );
+    // An entry sent meanwhile waits, and its page says why.
+    let sub = upload(&s, &alice_token, id).await;
+    let page = http
+        .get(s.url(&format!("/submissions/{sub}")))
+        .header("cookie", format!("pj_session={alice_token}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("judging paused (the &lt;i&gt;data&lt;/i&gt; is being checked)"),
+        "{page}"
+    );
     click(&c, "form[action$='/resume'] button").await;
     wait_text(&c, "#judging-state", "Running").await;
 
     // A team's entry is judged; the console's submissions page shows it scored.
-    let sub = upload(&s, &alice_token, id).await;
     c.goto(&s.url(&room("/submissions"))).await.unwrap();
     wait_text(&c, "#console-submissions", "queued").await;
     let job = s.take().await;

@@ -18,8 +18,13 @@ async fn submission_view(web: &Web, token: &str, id: &str) -> Result<SubmissionV
     .map_err(err)
 }
 
-/// A submission's state in a line; `now` is the server's time (for the elapsed time).
-fn summary(s: &SubmissionView, now: chrono::DateTime<chrono::Utc>) -> Markup {
+/// A submission's state in a line; `now` is the server's time (for the elapsed time);
+/// `paused_why` the organisers' reason while the challenge's judging is paused.
+fn summary(
+    s: &SubmissionView,
+    now: chrono::DateTime<chrono::Utc>,
+    paused_why: Option<&str>,
+) -> Markup {
     let state = word(&s.state);
     html! {
         span #summary {
@@ -27,7 +32,11 @@ fn summary(s: &SubmissionView, now: chrono::DateTime<chrono::Utc>) -> Markup {
             @match state.as_str() {
                 "queued" => {
                     @if let Some(p) = s.queue_position { " position " (p) " in the queue" }
-                    @if s.judging_paused { " — judging paused: it keeps its place and is judged once the organisers resume judging" }
+                    @if s.judging_paused {
+                        " — judging paused"
+                        @if let Some(why) = paused_why.filter(|w| !w.is_empty()) { " (" (why) ")" }
+                        ": it keeps its place and is judged once the organisers resume judging"
+                    }
                 }
                 "running" => { " since " (time(s.state_changed_at)) " " span.elapsed data-since=(s.state_changed_at.to_rfc3339()) data-now=(now.to_rfc3339()) {} " " span.run-stage {} }
                 "failed" => {
@@ -166,7 +175,7 @@ pub(crate) async fn my_submissions(
                             td data-label="Challenge" { (title) br; span.muted { "phase " (phase) } }
                             td data-label="Method" { @if let Some(m) = method { (m) } @else { span.muted { "—" } } }
                             td.live data-label="State" {
-                                (summary(v, now))
+                                (summary(v, now, None))
                                 @if v.selected { " " span.badge.final { "final entry" } }
                             }
                             td data-label="Figures" { (figures(v, names.get(&v.challenge).map_or(&[][..], Vec::as_slice))) }
@@ -237,6 +246,17 @@ pub(crate) async fn submission(
     let viewable =
         !quiz_records.is_empty() && crate::viewer::may_view(&web, &ctx, &s.challenge).await;
     let now = web.store.now();
+    // The organisers' reason for a pause, shown beside a queued submission as on the
+    // challenge's page.
+    let paused_why = match s.judging_paused {
+        true => web
+            .store
+            .challenge(&s.challenge)
+            .await
+            .ok()
+            .and_then(|c| c.paused.map(|p| p.why)),
+        false => None,
+    };
     // Only the team may choose its final entry (the API refuses anyone else, an
     // organiser too), and only until the phase's selection closes.
     let selection_closes = web
@@ -258,7 +278,7 @@ pub(crate) async fn submission(
     let body = html! {
         p.crumbs { a href={"/challenges/" (seg(&s.challenge))} { (s.challenge) } " · " a href="/submissions" { "My submissions" } }
         h1 { "Submission" @if s.selected { " " span.badge.final { "final entry" } } }
-        div #live data-submission=(s.id) { p.lead { (summary(&s, now)) } }
+        div #live data-submission=(s.id) { p.lead { (summary(&s, now, paused_why.as_deref())) } }
         dl.facts {
             dt { "Team" } dd { (s.team_name) }
             dt { "Phase" } dd { (s.phase) }
