@@ -292,34 +292,28 @@ impl Store {
 
     /// A user's pending invitations, oldest first.
     pub async fn invitations(&self, user: UserId) -> Result<Vec<Invitation>, Error> {
-        let mut tx = self.db.read().await?;
-        let r = crate::db::attempt(async {
-            tx.fetch_all(
-                &format!(
-                    "SELECT {INVITATION_COLUMNS} FROM invitations WHERE user_id = $1 \
-                     AND state = 'pending' ORDER BY created_at, id"
-                ),
-                args![user],
-            )
-            .await?
-            .iter()
-            .map(invitation_from)
-            .collect()
-        })
-        .await;
-        tx.finish(r).await
+        self.pending_invitations("user_id", args![user]).await
     }
 
     /// The pending invitations a team has sent, oldest first.
     pub async fn team_invitations(&self, team: TeamId) -> Result<Vec<Invitation>, Error> {
+        self.pending_invitations("team_id", args![team]).await
+    }
+
+    /// The pending invitations whose `column` (a fixed name, never input) is the id.
+    async fn pending_invitations(
+        &self,
+        column: &'static str,
+        id: Vec<crate::db::Val>,
+    ) -> Result<Vec<Invitation>, Error> {
         let mut tx = self.db.read().await?;
         let r = crate::db::attempt(async {
             tx.fetch_all(
                 &format!(
-                    "SELECT {INVITATION_COLUMNS} FROM invitations WHERE team_id = $1 \
+                    "SELECT {INVITATION_COLUMNS} FROM invitations WHERE {column} = $1 \
                      AND state = 'pending' ORDER BY created_at, id"
                 ),
-                args![team],
+                id,
             )
             .await?
             .iter()
