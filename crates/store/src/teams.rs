@@ -295,6 +295,24 @@ impl Store {
         self.pending_invitations("user_id", args![user]).await
     }
 
+    /// How many invitations wait for a user's answer (the site's navigation shows it on
+    /// every page: a count, not the rows).
+    pub async fn pending_invitation_count(&self, user: UserId) -> Result<u32, Error> {
+        let mut tx = self.db.read().await?;
+        let r = crate::db::attempt(async {
+            let r = tx
+                .fetch_one(
+                    "SELECT COUNT(*) AS n FROM invitations WHERE user_id = $1 \
+                     AND state = 'pending'",
+                    args![user],
+                )
+                .await?;
+            crate::count(r.get::<i64>("n")?)
+        })
+        .await;
+        tx.finish(r).await
+    }
+
     /// The pending invitations a team has sent, oldest first.
     pub async fn team_invitations(&self, team: TeamId) -> Result<Vec<Invitation>, Error> {
         self.pending_invitations("team_id", args![team]).await

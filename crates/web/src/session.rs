@@ -25,7 +25,7 @@ pub(crate) struct Ctx {
     pub token: Option<String>,
     pub csrf: String,
     /// The signed-in user's pending invitations (the navigation shows how many).
-    pub invitations: usize,
+    pub invitations: u32,
     new_pre: Option<String>,
     secure: bool,
 }
@@ -179,8 +179,8 @@ impl Ctx {
         if let Some(token) = cookie_value(headers, SESSION).filter(|t| !t.is_empty()) {
             match web.store.authenticate(token).await {
                 Ok(Principal::User(u)) => {
-                    let invitations = match web.store.invitations(u.id).await {
-                        Ok(list) => list.len(),
+                    let invitations = match web.store.pending_invitation_count(u.id).await {
+                        Ok(n) => n,
                         Err(e) => return Err(PageError::internal(&e).into_response()),
                     };
                     return Ok(Ctx {

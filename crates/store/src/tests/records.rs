@@ -182,6 +182,7 @@ async fn one_team_per_challenge_and_consent(t: &TestStore) {
         t.invitations(c.id).await.unwrap(),
         std::slice::from_ref(&inv)
     );
+    assert_eq!(t.pending_invitation_count(c.id).await.unwrap(), 1);
     assert!(matches!(
         t.accept_invitation(inv.id, b.id).await,
         Err(Error::InvitationNotPending(_))
@@ -209,6 +210,7 @@ async fn one_team_per_challenge_and_consent(t: &TestStore) {
     );
     t.decline_invitation(inv2.id, c.id).await.unwrap();
     assert!(t.invitations(c.id).await.unwrap().is_empty());
+    assert_eq!(t.pending_invitation_count(c.id).await.unwrap(), 0);
     assert_eq!(t.members(tb.id).await.unwrap(), [b]);
 }
 
