@@ -378,7 +378,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
             &org,
             console,
             &format!("{console}/new"),
-            &[("title", ""), ("body", "no title")],
+            &[("form", "post"), ("title", ""), ("body", "no title")],
         )
         .await;
     assert_eq!(status, 422, "{page}");
@@ -409,7 +409,11 @@ async fn getting_started_kit_and_announcements(b: Backend) {
             &org,
             console,
             &format!("{console}/texts"),
-            &[("overview", "x"), ("data_url", "javascript:alert(1)")],
+            &[
+                ("form", "texts"),
+                ("overview", "x"),
+                ("data_url", "javascript:alert(1)"),
+            ],
         )
         .await;
     assert_eq!(status, 422);

@@ -6,29 +6,21 @@
 
 use axum::Form;
 use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use maud::{Markup, html};
+use maud::html;
 use serde::Deserialize;
 
 use server::views::{AboutView, AnnouncementView, ChallengeView};
 
+use super::{Call, Kept, PageResult, Sent, act, console_page, form_head};
 use crate::Web;
 use crate::api::{self, seg};
-use crate::html::{PageError, csrf, page, redirect, time};
+use crate::html::{PageError, csrf, time};
 use crate::markdown;
 use crate::session::Ctx;
 
-type PageResult = Result<Response, Response>;
-
 fn err(e: impl Into<PageError>) -> Response {
     e.into().into_response()
-}
-
-/// Which form a refusal belongs to, and what was typed in it.
-enum Refused {
-    Texts(String, TextsForm),
-    Post(String, PostForm),
 }
 
 #[derive(Deserialize)]
@@ -45,8 +37,8 @@ async fn body(
     ctx: &Ctx,
     id: &str,
     done: Option<&str>,
-    refused: Option<&Refused>,
-) -> Result<(String, Markup), Response> {
+    kept: Kept<'_>,
+) -> Result<Response, Response> {
     let (_, token) = ctx.need_organiser()?;
     let c: ChallengeView = api::get(web, &format!("/api/v1/challenges/{}", seg(id)), Some(token))
         .await
@@ -70,20 +62,8 @@ async fn body(
     .map_err(err)?;
     let here = base(&c.id);
     // The texts as stored, or as typed when the form was refused.
-    let texts = match refused {
-        Some(Refused::Texts(_, f)) => f.clone(),
-        _ => TextsForm {
-            csrf: String::new(),
-            overview: about.overview.clone(),
-            data_url: about.data_url.clone().unwrap_or_default(),
-            data_instructions: about.data_instructions.clone(),
-            rules: about.rules.clone(),
-        },
-    };
-    let post = match refused {
-        Some(Refused::Post(_, f)) => f.clone(),
-        _ => PostForm::default(),
-    };
+    let text = |field: &str, stored: &str| kept.value("texts", field, stored);
+    let data_url = about.data_url.clone().unwrap_or_default();
     let title = format!("{} — overview and announcements", c.title);
     let page_body = html! {
         p.crumbs { a href="/organiser" { "Organiser console" } " › " a href={"/challenges/" (seg(&c.id))} { (c.title) } }
@@ -98,30 +78,30 @@ async fn body(
         }
         section aria-labelledby="texts" {
             h2 #texts { "Overview, data and rules" }
-            @if let Some(Refused::Texts(m, _)) = refused { p.error role="alert" #refused-texts { (m) } }
+            (kept.refusal("texts"))
             @if let Some(t) = about.updated_at { p.muted { "Last saved " (time(t)) "." } }
             form.stack method="post" action={(here) "/texts"} {
-                (csrf(ctx))
+                (form_head(ctx, "texts"))
                 label for="overview" { "Overview (what the challenge is about, who runs it)" }
-                textarea #overview name="overview" rows="8" maxlength="20000" { (texts.overview) }
+                textarea #overview name="overview" rows="8" maxlength="20000" { (text("overview", &about.overview)) }
                 label for="data_url" { "Data download address (http or https; empty: none)" }
-                input #data_url type="url" name="data_url" maxlength="2000" value=(texts.data_url) placeholder="https://…";
+                input #data_url type="url" name="data_url" maxlength="2000" value=(text("data_url", &data_url)) placeholder="https://…";
                 label for="data_instructions" { "How to get the data (shown with the address, or instead of it)" }
-                textarea #data_instructions name="data_instructions" rows="5" maxlength="20000" { (texts.data_instructions) }
+                textarea #data_instructions name="data_instructions" rows="5" maxlength="20000" { (text("data_instructions", &about.data_instructions)) }
                 label for="rules" { "Rules (the platform's own are listed after them)" }
-                textarea #rules name="rules" rows="8" maxlength="20000" { (texts.rules) }
+                textarea #rules name="rules" rows="8" maxlength="20000" { (text("rules", &about.rules)) }
                 button type="submit" { "Save the texts" }
             }
         }
         section aria-labelledby="post" {
             h2 #post { "Post an announcement" }
-            @if let Some(Refused::Post(m, _)) = refused { p.error role="alert" #refused-post { (m) } }
+            (kept.refusal("post"))
             form.stack method="post" action={(here) "/new"} {
-                (csrf(ctx))
+                (form_head(ctx, "post"))
                 label for="a-title" { "Title (one line)" }
-                input #a-title type="text" name="title" required maxlength="200" value=(post.title);
+                input #a-title type="text" name="title" required maxlength="200" value=(kept.value("post", "title", ""));
                 label for="a-body" { "Text (Markdown)" }
-                textarea #a-body name="body" rows="6" maxlength="20000" { (post.body) }
+                textarea #a-body name="body" rows="6" maxlength="20000" { (kept.value("post", "body", "")) }
                 button type="submit" { "Post" }
             }
         }
@@ -141,7 +121,7 @@ async fn body(
             }
         }
     };
-    Ok((title, page_body))
+    Ok(console_page(ctx, kept, &title, page_body))
 }
 
 pub(crate) async fn announcements_page(
@@ -150,120 +130,84 @@ pub(crate) async fn announcements_page(
     Path(id): Path<String>,
     axum::extract::Query(d): axum::extract::Query<Done>,
 ) -> PageResult {
-    let (title, b) = body(&web, &ctx, &id, d.done.as_deref(), None).await?;
-    Ok(page(&ctx, &title, b))
+    body(&web, &ctx, &id, d.done.as_deref(), Kept::default()).await
 }
 
-/// The page again with a refused form's reason (a 4xx the API gave; 5xx and sign-in
-/// trouble are error pages).
-async fn again(web: &Web, ctx: &Ctx, id: &str, a: api::Answer, r: Refused) -> PageResult {
-    let refusal = a.refusal();
-    if refusal.status.is_server_error() || refusal.status == StatusCode::UNAUTHORIZED {
-        return Err(err(refusal));
-    }
-    let (title, b) = body(web, ctx, id, None, Some(&r)).await?;
-    let mut resp = page(ctx, &title, b);
-    *resp.status_mut() = refusal.status;
-    Ok(resp)
-}
-
-#[derive(Deserialize, Clone, Default)]
-pub(crate) struct TextsForm {
-    csrf: String,
-    #[serde(default)]
-    overview: String,
-    #[serde(default)]
-    data_url: String,
-    #[serde(default)]
-    data_instructions: String,
-    #[serde(default)]
-    rules: String,
-}
-
+/// Saves the overview, data and rules texts (`PUT …/about`).
 pub(crate) async fn save_texts(
     State(web): State<Web>,
     ctx: Ctx,
     Path(id): Path<String>,
-    Form(f): Form<TextsForm>,
+    Form(sent): Form<Sent>,
 ) -> PageResult {
-    let (_, token) = ctx.need_organiser()?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    let a = api::send_json(
-        &web,
-        Method::PUT,
-        &format!("/api/v1/challenges/{}/about", seg(&id)),
-        Some(token),
-        &serde_json::json!({
-            "overview": f.overview,
-            "data_url": f.data_url,
-            "data_instructions": f.data_instructions,
-            "rules": f.rules,
-        }),
+    let (web, ctx, id) = (&web, &ctx, id.as_str());
+    act(
+        web,
+        ctx,
+        sent,
+        |s| {
+            let body = serde_json::json!({
+                "overview": s.get("overview"),
+                "data_url": s.get("data_url"),
+                "data_instructions": s.get("data_instructions"),
+                "rules": s.get("rules"),
+            });
+            Ok(Call::put(
+                format!("/api/v1/challenges/{}/about", seg(id)),
+                body,
+            ))
+        },
+        |_: serde::de::IgnoredAny| format!("{}?done=texts", base(id)),
+        |s| async move { body(web, ctx, id, None, Kept(Some(&s))).await },
     )
-    .await;
-    if a.status.is_success() {
-        return Ok(redirect(&format!("{}?done=texts", base(&id))));
-    }
-    let m = a.refusal().message;
-    again(&web, &ctx, &id, a, Refused::Texts(m, f)).await
+    .await
 }
 
-#[derive(Deserialize, Clone, Default)]
-pub(crate) struct PostForm {
-    csrf: String,
-    #[serde(default)]
-    title: String,
-    #[serde(default)]
-    body: String,
-}
-
+/// Posts an announcement.
 pub(crate) async fn post_announcement(
     State(web): State<Web>,
     ctx: Ctx,
     Path(id): Path<String>,
-    Form(f): Form<PostForm>,
+    Form(sent): Form<Sent>,
 ) -> PageResult {
-    let (_, token) = ctx.need_organiser()?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    let a = api::post_json(
-        &web,
-        &format!("/api/v1/challenges/{}/announcements", seg(&id)),
-        Some(token),
-        &serde_json::json!({ "title": f.title, "body": f.body }),
+    let (web, ctx, id) = (&web, &ctx, id.as_str());
+    act(
+        web,
+        ctx,
+        sent,
+        |s| {
+            let body = serde_json::json!({ "title": s.get("title"), "body": s.get("body") });
+            let path = format!("/api/v1/challenges/{}/announcements", seg(id));
+            Ok(Call::post(path, body))
+        },
+        |_: serde::de::IgnoredAny| format!("{}?done=posted", base(id)),
+        |s| async move { body(web, ctx, id, None, Kept(Some(&s))).await },
     )
-    .await;
-    if a.status.is_success() {
-        return Ok(redirect(&format!("{}?done=posted", base(&id))));
-    }
-    let m = a.refusal().message;
-    again(&web, &ctx, &id, a, Refused::Post(m, f)).await
+    .await
 }
 
-#[derive(Deserialize)]
-pub(crate) struct CsrfOnly {
-    csrf: String,
-}
-
+/// Takes an announcement down.
 pub(crate) async fn delete_announcement(
     State(web): State<Web>,
     ctx: Ctx,
     Path((id, announcement)): Path<(String, String)>,
-    Form(f): Form<CsrfOnly>,
+    Form(sent): Form<Sent>,
 ) -> PageResult {
-    let (_, token) = ctx.need_organiser()?;
-    ctx.check_csrf(&f.csrf).map_err(err)?;
-    let a = api::delete(
-        &web,
-        &format!(
-            "/api/v1/challenges/{}/announcements/{}",
-            seg(&id),
-            seg(&announcement)
-        ),
-        Some(token),
+    let (web, ctx, id) = (&web, &ctx, id.as_str());
+    act(
+        web,
+        ctx,
+        sent,
+        |_| {
+            let path = format!(
+                "/api/v1/challenges/{}/announcements/{}",
+                seg(id),
+                seg(&announcement)
+            );
+            Ok(Call::delete(path))
+        },
+        |_: serde::de::IgnoredAny| format!("{}?done=deleted", base(id)),
+        |s| async move { body(web, ctx, id, None, Kept(Some(&s))).await },
     )
-    .await;
-    if !a.status.is_success() {
-        return Err(err(a.refusal()));
-    }
-    Ok(redirect(&format!("{}?done=deleted", base(&id))))
+    .await
 }

@@ -242,6 +242,14 @@ impl Call {
             body,
         }
     }
+
+    pub fn delete(path: String) -> Call {
+        Call {
+            method: Method::DELETE,
+            path,
+            body: Value::Null,
+        }
+    }
 }
 
 /// A refusal the form's own reading makes (before any request).

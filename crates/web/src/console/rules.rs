@@ -331,11 +331,12 @@ async fn remove(web: Web, ctx: Ctx, id: String, sent: Sent, kind: &str, what: &s
         ctx,
         sent,
         |s| {
-            Ok(Call {
-                method: axum::http::Method::DELETE,
-                path: rule_path(id, s.get("phase"), kind, s.get("team")),
-                body: serde_json::Value::Null,
-            })
+            Ok(Call::delete(rule_path(
+                id,
+                s.get("phase"),
+                kind,
+                s.get("team"),
+            )))
         },
         |_: serde::de::IgnoredAny| done(&Room::Rules.path(id), what, &name),
         |s| async move { draw(web, ctx, id, Done::default(), Kept(Some(&s))).await },
