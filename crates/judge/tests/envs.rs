@@ -14,7 +14,9 @@
 //!
 //! Needs root, the Python runtime (built once in `target/tmp/runtime`) and the index:
 //! without it the tests skip, unless `PHYSIOJUDGE_REQUIRE_DATA=1` (CI), which makes them
-//! fail. No libtest harness: this binary is also the sandbox's init program.
+//! fail. No libtest harness: this binary is also the sandbox's init program. Its tests
+//! run in two lanes (threads), each with its own judge, sandbox slot and cache: sandbox
+//! slots 60–63.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -34,30 +36,34 @@ fn runtime() -> runtime::Runtime {
     runtime::setup(&dir, Path::new(runtime::DEFAULT_PYTHON)).expect("the Python runtime")
 }
 
-/// A fresh cache for this run of the tests: the first evaluation of a set really
-/// downloads and installs.
-fn cache() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap())
-        .path()
+/// One of the binary's two lanes: its tests run one after another on its own judge, in
+/// its own sandbox slot, with its own fresh cache (the first evaluation of a set really
+/// downloads and installs). Two lanes overlap one test's downloads with another's
+/// installs; a cache per lane keeps a test's count of environments to what its lane made.
+struct Lane {
+    judge: Judge,
+    cache: tempfile::TempDir,
 }
 
-/// The environments in the shared cache.
-fn env_dirs() -> usize {
-    std::fs::read_dir(cache().join("envs"))
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .count()
+/// The lanes' sandbox slots: 60 and 62 (61 is `a_run_like_the_install_has_no_network`'s,
+/// 63 `bench_environments`'s).
+const LANES: usize = 2;
+static LANE_STATE: [OnceLock<Lane>; LANES] = [OnceLock::new(), OnceLock::new()];
+
+thread_local! {
+    /// The lane this thread runs (the main thread is lane 0).
+    static LANE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-fn judge() -> &'static Judge {
-    static JUDGE: OnceLock<Judge> = OnceLock::new();
-    JUDGE.get_or_init(|| {
+fn lane() -> &'static Lane {
+    let no = LANE.with(|l| l.get());
+    LANE_STATE[no].get_or_init(|| {
+        let cache = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let init = sandbox::reexec::this_program().unwrap();
-        let mut j = Judge::new(runtime(), init, 60..61).unwrap();
+        let slot = 60 + 2 * no as u32;
+        let mut j = Judge::new(runtime(), init, slot..slot + 1).unwrap();
         let mut s = EnvSettings::from_env();
-        s.cache = cache().to_path_buf();
+        s.cache = cache.path().to_path_buf();
         j.set_env_settings(s);
         for (id, extra) in [
             ("cpsc2021-deny", "deny = [\"PeakUtils\"]"),
@@ -69,8 +75,26 @@ fn judge() -> &'static Judge {
                 + &format!("\n[packages]\n{extra}\n");
             j.add_challenge(Challenge::parse(&text, id).unwrap());
         }
-        j
+        Lane { judge: j, cache }
     })
+}
+
+/// This lane's cache.
+fn cache() -> &'static Path {
+    lane().cache.path()
+}
+
+/// The environments in this lane's cache.
+fn env_dirs() -> usize {
+    std::fs::read_dir(cache().join("envs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count()
+}
+
+fn judge() -> &'static Judge {
+    &lane().judge
 }
 
 fn data(id: &str) -> PathBuf {
@@ -79,6 +103,9 @@ fn data(id: &str) -> PathBuf {
         .get_or_init(|| tempfile::tempdir().unwrap())
         .path()
         .join(id);
+    // Both lanes may ask for the same data at once: one writes it.
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     if !dir.exists() {
         synth::write_challenge(id, &dir, 2026, None).unwrap();
     }
@@ -840,7 +867,7 @@ fn bench_environments() {
     let tmp = tempfile::tempdir().unwrap();
     // A judge of its own with an empty cache: "first" is a real first.
     let init = sandbox::reexec::this_program().unwrap();
-    let mut bench_judge = Judge::new(runtime(), init, 62..63).unwrap();
+    let mut bench_judge = Judge::new(runtime(), init, 63..64).unwrap();
     let mut settings = EnvSettings::from_env();
     settings.cache = tmp.path().join("cache");
     bench_judge.set_env_settings(settings);
@@ -985,24 +1012,44 @@ fn main() -> ExitCode {
         println!("0 passed, 0 failed, {} skipped", chosen.len());
         return ExitCode::SUCCESS;
     }
-    let (mut passed, mut failed) = (0, 0);
-    for (name, test) in chosen {
-        println!("test {name} ...");
-        let t = Instant::now();
-        match std::panic::catch_unwind(test) {
-            Ok(()) => {
-                println!("test {name} ... ok ({:.1} s)", t.elapsed().as_secs_f64());
-                passed += 1;
-            }
-            Err(_) => {
-                println!("test {name} ... FAILED");
-                failed += 1;
-            }
+    // Each lane takes the next test not yet taken, so the two end close together.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (passed, failed) = (
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    );
+    std::thread::scope(|s| {
+        for no in 0..LANES {
+            let (chosen, next, passed, failed) = (&chosen, &next, &passed, &failed);
+            std::thread::Builder::new()
+                .name(format!("lane-{no}"))
+                .spawn_scoped(s, move || {
+                    LANE.with(|l| l.set(no));
+                    use std::sync::atomic::Ordering::Relaxed;
+                    while let Some((name, test)) = chosen.get(next.fetch_add(1, Relaxed)) {
+                        println!("test {name} ... (lane {no})");
+                        let t = Instant::now();
+                        match std::panic::catch_unwind(test) {
+                            Ok(()) => {
+                                println!("test {name} ... ok ({:.1} s)", t.elapsed().as_secs_f64());
+                                passed.fetch_add(1, Relaxed);
+                            }
+                            Err(_) => {
+                                println!("test {name} ... FAILED");
+                                failed.fetch_add(1, Relaxed);
+                            }
+                        }
+                    }
+                })
+                .unwrap();
         }
-    }
+    });
     sandbox::shutdown();
     // The caches of this run (wheels and environments) go with it.
-    let _ = std::fs::remove_dir_all(cache());
+    for lane in LANE_STATE.iter().filter_map(OnceLock::get) {
+        let _ = std::fs::remove_dir_all(lane.cache.path());
+    }
+    let (passed, failed) = (passed.into_inner(), failed.into_inner());
     println!("{passed} passed, {failed} failed");
     match failed {
         0 => ExitCode::SUCCESS,
