@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::JudgeError;
+use crate::kinds::Kind;
 
 /// The definitions that ship with physiojudge, by id.
 pub const BUILT_IN: [(&str, &str); 4] = [
@@ -62,14 +63,69 @@ pub enum Layout {
     P300,
 }
 
-/// Which official metric scores the exam.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ScorerId {
-    Cpsc2021,
-    Cinc2017,
-    Physionet2022,
-    Itr,
+/// Which kind scores the exam: the scorer a definition names (`scorer = "…"`), one of
+/// the kinds known when the definition is read (`crate::kinds`: the built-in ones and
+/// any registered). A definition holds it as the kind's id, so a stored definition reads
+/// back the same; an unknown name is an error naming the known ones.
+#[derive(Clone, Copy)]
+pub struct ScorerId(&'static dyn Kind);
+
+impl ScorerId {
+    /// The known kind whose id is `name`.
+    pub fn named(name: &str) -> Option<ScorerId> {
+        crate::kinds::find(name).map(ScorerId)
+    }
+
+    /// The scorer id of a kind (`crate::kinds::register` gives it for a new one).
+    pub(crate) fn of_kind(kind: &'static dyn Kind) -> ScorerId {
+        ScorerId(kind)
+    }
+
+    /// The name a definition writes.
+    pub fn as_str(self) -> &'static str {
+        self.0.id()
+    }
+
+    /// The kind it names.
+    pub fn kind(self) -> &'static dyn Kind {
+        self.0
+    }
+}
+
+impl PartialEq for ScorerId {
+    fn eq(&self, other: &ScorerId) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ScorerId {}
+
+impl std::fmt::Debug for ScorerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ScorerId").field(&self.as_str()).finish()
+    }
+}
+
+impl std::fmt::Display for ScorerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ScorerId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ScorerId, D::Error> {
+        let name = String::deserialize(d)?;
+        ScorerId::named(&name).ok_or_else(|| {
+            let known: Vec<String> = crate::kinds::all()
+                .iter()
+                .map(|k| format!("`{}`", k.id()))
+                .collect();
+            serde::de::Error::custom(format_args!(
+                "unknown scorer `{name}`, expected one of {}",
+                known.join(", ")
+            ))
+        })
+    }
 }
 
 /// Fractions of the subjects (patients) given to each split.
@@ -363,11 +419,16 @@ impl Challenge {
                 "a [stream] table goes with interface = \"stream\", and only with it".into(),
             );
         }
-        if streaming != (self.layout == Layout::P300) || streaming != (self.scorer == ScorerId::Itr)
-        {
-            return Err(
-                "interface = \"stream\", layout = \"p300\" and scorer = \"itr\" go together".into(),
-            );
+        if streaming != (self.layout == Layout::P300) || streaming != self.scorer.kind().streams() {
+            let stream_kinds: Vec<String> = crate::kinds::all()
+                .iter()
+                .filter(|k| k.streams())
+                .map(|k| format!("{:?}", k.id()))
+                .collect();
+            return Err(format!(
+                "interface = \"stream\", layout = \"p300\" and scorer = {} go together",
+                stream_kinds.join(" or ")
+            ));
         }
         self.check_limits()?;
         let p = &self.packages;
@@ -578,6 +639,25 @@ mod tests {
         let text = p300.replace("scorer = \"itr\"", "scorer = \"cinc2017\"");
         let e = Challenge::parse(&text, "p").unwrap_err().to_string();
         assert!(e.contains("go together"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_scorer_is_refused_naming_the_known_ones() {
+        let text = BUILT_IN[1]
+            .1
+            .replace("scorer = \"cinc2017\"", "scorer = \"cinc2071\"");
+        let e = Challenge::parse(&text, "x.toml").unwrap_err().to_string();
+        for known in crate::kinds::all() {
+            assert!(e.contains(&format!("`{}`", known.id())), "{e}");
+        }
+        assert!(
+            e.contains("x.toml") && e.contains("unknown scorer `cinc2071`"),
+            "{e}"
+        );
+        // A known name reads back as the same id.
+        let c = Challenge::parse(BUILT_IN[1].1, "x.toml").unwrap();
+        assert_eq!(c.scorer.as_str(), "cinc2017");
+        assert_eq!(ScorerId::named("cinc2017"), Some(c.scorer));
     }
 
     #[test]

@@ -7,17 +7,20 @@
 //! the challenge page gives on scoring, and what the record viewer shows of a quiz
 //! record ([`view`]). The rest of the judge and the platform ask the kind ([`of`]) and
 //! never match on the scorer themselves; adding a kind is a folder and one line in
-//! [`of`] (`docs/challenges.md`, "Adding a challenge kind").
+//! `BUILT_IN` (`docs/challenges.md`, "Adding a challenge kind"). The set is open: a
+//! test crate or a program embedding the judge adds a kind of its own with [`register`],
+//! and a definition names it by its [`Kind::id`] as it names a built-in one.
 //!
 //! What a kind is not: the official metric itself (the `score` crate computes it, checked
 //! against the official scorers) nor the way an entry is driven (`pipeline::driver`).
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::RwLock;
 
 use serde_json::Value;
 
-use crate::challenge::{RankingNumber, ScorerId};
+use crate::challenge::{Interface, RankingNumber, ScorerId};
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
@@ -41,6 +44,24 @@ pub struct Scored {
 
 /// What one challenge kind decides. Implementations are unit structs, one per folder.
 pub trait Kind: Sync {
+    /// The scorer id a definition names this kind by (`scorer = "…"`): unique among the
+    /// known kinds, and stored as text with every definition, so never renamed.
+    fn id(&self) -> &'static str;
+
+    /// Whether entries of this kind are driven by a stream session (`interface =
+    /// "stream"`), whose driver scores its own outputs: a definition pairs the stream
+    /// interface with such a kind and no other.
+    fn streams(&self) -> bool {
+        false
+    }
+
+    /// The Python main file of an entry under `interface` that a MATLAB layout of this
+    /// kind stands in for (docs/matlab.md; the per-record interface's `next.sh`, which
+    /// any kind's MATLAB entry may replace, is not the kind's to say), or `None`.
+    fn python_main(&self, _interface: Interface) -> Option<&'static str> {
+        None
+    }
+
     /// Scores the outputs in `taken` against the reference in `data`, restricted to the
     /// records or patients `ids` (strict mode). `None` for a kind whose driver scores its
     /// own outputs (a stream challenge's session).
@@ -97,14 +118,74 @@ pub trait Kind: Sync {
     ) -> Result<view::RecordView, String>;
 }
 
-/// The kind a challenge's scorer names. One line per kind: the only match on the scorer.
-pub fn of(scorer: ScorerId) -> &'static dyn Kind {
-    match scorer {
-        ScorerId::Cpsc2021 => &cpsc2021::Cpsc2021,
-        ScorerId::Cinc2017 => &cinc2017::Cinc2017,
-        ScorerId::Physionet2022 => &physionet2022::Physionet2022,
-        ScorerId::Itr => &p300speller::P300Speller,
+/// The kinds that ship with the judge. One line per kind: the only list of them.
+static BUILT_IN: [&dyn Kind; 4] = [
+    &cpsc2021::Cpsc2021,
+    &cinc2017::Cinc2017,
+    &physionet2022::Physionet2022,
+    &p300speller::P300Speller,
+];
+
+/// The kinds registered at run time ([`register`]), after the built-in ones.
+static REGISTERED: RwLock<Vec<&'static dyn Kind>> = RwLock::new(Vec::new());
+
+/// Why a kind cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    /// Another kind (built in or registered) has the id: a definition could not tell
+    /// them apart.
+    #[error("a challenge kind with the scorer id {0:?} is already known")]
+    Taken(&'static str),
+    /// Not an id a definition can write.
+    #[error("scorer id {0:?} must be 1-64 lowercase letters, digits, '-' or '_'")]
+    BadId(&'static str),
+}
+
+/// Adds a kind beyond the built-in ones, for the life of the process (a test crate's
+/// kind, or an embedding program's): definitions read afterwards may name it by its
+/// [`Kind::id`]. Register before reading such a definition; a definition naming an
+/// unknown scorer is refused when read.
+pub fn register(kind: &'static dyn Kind) -> Result<ScorerId, RegisterError> {
+    let id = kind.id();
+    let plain = (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if !plain {
+        return Err(RegisterError::BadId(id));
     }
+    // A poisoned lock holds a list no writer left half-made (a push either happened or
+    // did not): it is read on.
+    let mut registered = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    if BUILT_IN
+        .iter()
+        .chain(registered.iter())
+        .any(|k| k.id() == id)
+    {
+        return Err(RegisterError::Taken(id));
+    }
+    registered.push(kind);
+    Ok(ScorerId::of_kind(kind))
+}
+
+/// Every known kind: the built-in ones, then those registered, in order.
+pub fn all() -> Vec<&'static dyn Kind> {
+    let registered = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
+    BUILT_IN
+        .iter()
+        .copied()
+        .chain(registered.iter().copied())
+        .collect()
+}
+
+/// The known kind whose scorer id is `id`.
+pub fn find(id: &str) -> Option<&'static dyn Kind> {
+    all().into_iter().find(|k| k.id() == id)
+}
+
+/// The kind a challenge's scorer names (resolved when the definition was read).
+pub fn of(scorer: ScorerId) -> &'static dyn Kind {
+    scorer.kind()
 }
 
 /// The defaulted items of a scorer's report, from (id, defaulted, had an output file):
@@ -171,6 +252,50 @@ fn item_count(report: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_ids_are_distinct_and_found() {
+        let ids: Vec<&str> = BUILT_IN.iter().map(|k| k.id()).collect();
+        for (i, id) in ids.iter().enumerate() {
+            assert!(!ids[..i].contains(id), "{id} twice");
+            assert_eq!(find(id).map(|k| k.id()), Some(*id));
+            // A built-in id cannot be taken again.
+            assert_eq!(register(BUILT_IN[i]).unwrap_err(), RegisterError::Taken(id));
+        }
+        assert!(find("no-such-kind").is_none());
+    }
+
+    /// What the MATLAB layouts stand in for beyond `next.sh` (docs/matlab.md).
+    #[test]
+    fn two_kinds_have_a_python_main_a_matlab_layout_replaces() {
+        let interfaces = [
+            Interface::PerRecord,
+            Interface::Folder,
+            Interface::TrainRun,
+            Interface::Stream,
+        ];
+        let mains: Vec<_> = BUILT_IN
+            .iter()
+            .flat_map(|k| {
+                interfaces
+                    .iter()
+                    .filter_map(move |&i| k.python_main(i).map(|m| (k.id(), i, m)))
+            })
+            .collect();
+        assert_eq!(
+            mains,
+            [
+                ("cpsc2021", Interface::Folder, "entry_2021.py"),
+                ("physionet2022", Interface::TrainRun, "team_code.py"),
+            ]
+        );
+        let streams: Vec<_> = BUILT_IN
+            .iter()
+            .filter(|k| k.streams())
+            .map(|k| k.id())
+            .collect();
+        assert_eq!(streams, ["itr"]);
+    }
 
     #[test]
     fn an_error_names_a_record_only_as_a_whole_token() {

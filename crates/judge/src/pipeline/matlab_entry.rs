@@ -21,13 +21,15 @@ pub(super) struct MatlabRun {
 }
 
 /// The Python main file a challenge's interface would need, which a MATLAB layout
-/// stands in for (empty: no MATLAB layout for this interface).
+/// stands in for (empty: no MATLAB layout for this interface and kind).
 pub(super) fn python_main(interface: Interface, scorer: ScorerId) -> &'static str {
-    match (interface, scorer) {
-        (Interface::Folder, ScorerId::Cpsc2021) => "entry_2021.py",
-        (Interface::PerRecord, _) => "next.sh",
-        (Interface::TrainRun, ScorerId::Physionet2022) => "team_code.py",
-        _ => "",
+    match interface {
+        // The sandbox interface's script, whatever the kind: a MATLAB `next.sh` calls
+        // `matlab` itself.
+        Interface::PerRecord => "next.sh",
+        Interface::Folder | Interface::TrainRun | Interface::Stream => crate::kinds::of(scorer)
+            .python_main(interface)
+            .unwrap_or_default(),
     }
 }
 

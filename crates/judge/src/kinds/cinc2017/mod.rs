@@ -16,6 +16,10 @@ mod view;
 pub(super) struct Cinc2017;
 
 impl Kind for Cinc2017 {
+    fn id(&self) -> &'static str {
+        "cinc2017"
+    }
+
     fn record_view(
         &self,
         data: &Path,

@@ -15,6 +15,15 @@ mod view;
 pub(super) struct Cpsc2021;
 
 impl Kind for Cpsc2021 {
+    fn id(&self) -> &'static str {
+        "cpsc2021"
+    }
+
+    /// The folder interface's `entry_2021.py` (a `Result.m` entry's MATLAB layout).
+    fn python_main(&self, interface: crate::challenge::Interface) -> Option<&'static str> {
+        (interface == crate::challenge::Interface::Folder).then_some("entry_2021.py")
+    }
+
     fn record_view(
         &self,
         data: &Path,

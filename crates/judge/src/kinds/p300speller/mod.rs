@@ -17,6 +17,15 @@ mod view;
 pub(super) struct P300Speller;
 
 impl Kind for P300Speller {
+    /// Scored by the information transfer rate, as definitions have always named it.
+    fn id(&self) -> &'static str {
+        "itr"
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
     fn record_view(
         &self,
         data: &Path,

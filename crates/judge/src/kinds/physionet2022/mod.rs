@@ -16,6 +16,16 @@ mod view;
 pub(super) struct Physionet2022;
 
 impl Kind for Physionet2022 {
+    fn id(&self) -> &'static str {
+        "physionet2022"
+    }
+
+    /// The train-run interface's `team_code.py` (the `train_model.m`, `run_model.m`
+    /// MATLAB layout).
+    fn python_main(&self, interface: crate::challenge::Interface) -> Option<&'static str> {
+        (interface == crate::challenge::Interface::TrainRun).then_some("team_code.py")
+    }
+
     fn record_view(
         &self,
         data: &Path,
