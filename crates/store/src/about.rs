@@ -64,20 +64,34 @@ fn check_len(field: &'static str, text: &str, max: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// A data address must be one a browser follows to a download: `http` or `https`, no
-/// spaces or control characters (a `javascript:` address would run in the reader's page).
-fn check_url(url: &str) -> Result<(), Error> {
-    check_len("data url", url, MAX_URL_CHARS)?;
-    let lower = url.to_ascii_lowercase();
-    let scheme_ok = lower.starts_with("https://") || lower.starts_with("http://");
-    let host_ok = url
-        .split_once("://")
-        .is_some_and(|(_, rest)| !rest.is_empty() && !rest.starts_with('/'));
-    if !scheme_ok || !host_ok || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+/// A data address must be one a browser follows to a download: an `http` or `https`
+/// address with a host (a `javascript:` address would run in the reader's page), read
+/// as a browser reads it (the WHATWG URL parser). The parser forgives what a reader
+/// would not see — tabs and line breaks dropped, spaces around cut, a missing or an
+/// extra slash after the scheme mended — so those are refused here: the address shown
+/// is the one a browser follows.
+fn check_url(text: &str) -> Result<(), Error> {
+    check_len("data url", text, MAX_URL_CHARS)?;
+    let clean = !text.chars().any(|c| c.is_whitespace() || c.is_control());
+    let parsed = url::Url::parse(text).ok();
+    let web = parsed
+        .as_ref()
+        .is_some_and(|u| matches!(u.scheme(), "http" | "https"));
+    let host = parsed
+        .as_ref()
+        .and_then(url::Url::host_str)
+        .is_some_and(|h| !h.is_empty());
+    // `scheme://` then the host, as written (the parser lower-cases the scheme).
+    let written_whole = parsed
+        .as_ref()
+        .and_then(|u| text.get(u.scheme().len()..))
+        .and_then(|rest| rest.strip_prefix("://"))
+        .is_some_and(|rest| !rest.starts_with(['/', '\\']));
+    if !(clean && web && host && written_whole) {
         return Err(Error::Invalid {
             field: "data url",
             problem: format!(
-                "{url:?} is not an http(s) address with a host (like https://example.org/data.zip)"
+                "{text:?} is not an http(s) address with a host (like https://example.org/data.zip)"
             ),
         });
     }
@@ -289,5 +303,51 @@ impl Store {
         })
         .await;
         tx.finish(r).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_url;
+
+    #[test]
+    fn data_addresses_are_http_with_a_host_as_written() {
+        for good in [
+            "https://example.org/cinc2017.zip",
+            "http://example.org",
+            "HTTPS://Example.org/data?x=1#part",
+            "https://user@example.org:8443/a%20b.zip",
+            "http://[::1]/x",
+        ] {
+            assert!(check_url(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "ftp://example.org/x",
+            "https://",
+            "data:text/html,x",
+            "https:example.org",
+            "https:/example.org",
+            "https:///example.org",
+            "https:\\\\example.org",
+            " https://example.org",
+            "https://exa\tmple.org",
+            "https://example.org/a b",
+            "https://exa mple.org",
+            "https://[::1/x",
+            "http://example.org:99999/",
+            "example.org/data.zip",
+            "",
+        ] {
+            let e = check_url(bad).unwrap_err().to_string();
+            assert!(e.contains("data url"), "{bad:?}: {e}");
+        }
+        let long = format!("https://example.org/{}", "x".repeat(2_000));
+        assert!(
+            check_url(&long)
+                .unwrap_err()
+                .to_string()
+                .contains("at most 2000")
+        );
     }
 }

@@ -11,7 +11,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,55 +18,40 @@ use common::*;
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
-use store::testing::TestStore;
+use common::site::{good_entry, open_phase, zip};
 use store::{Backend, Role};
 
-/// The site over a store, on a free loopback port.
+/// The site (an organiser `org` in it, password "organiser pass") and where its
+/// screenshots go, if anywhere.
 struct Site {
-    t: TestStore,
-    base: String,
-    state: tempfile::TempDir,
-    data: tempfile::TempDir,
+    web: common::site::Site,
     shots: Option<PathBuf>,
 }
 
+impl std::ops::Deref for Site {
+    type Target = common::site::Site;
+    fn deref(&self) -> &common::site::Site {
+        &self.web
+    }
+}
+
 async fn site(backend: Backend) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("a")).unwrap();
-    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
-    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
-    let mut config = server::Config::new(state.path());
-    config.events_poll = Duration::from_millis(100);
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
-    let org = t
+    let web = common::site::Site::with(backend, |c| {
+        c.events_poll = Duration::from_millis(100);
+    })
+    .await;
+    web.t
         .create_user("org", Role::Organiser, Some("organiser pass"))
         .await
         .unwrap();
-    let _ = org;
     let shots = match backend {
         Backend::Sqlite => std::env::var_os("PHYSIOJUDGE_SCREENSHOTS").map(PathBuf::from),
         Backend::Postgres => None,
     };
-    Site {
-        t,
-        base: format!("http://{addr}"),
-        state,
-        data,
-        shots,
-    }
+    Site { web, shots }
 }
 
 impl Site {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     async fn shot(&self, c: &Client, name: &str) {
         if let Some(dir) = &self.shots {
             std::fs::create_dir_all(dir).unwrap();
@@ -186,23 +170,6 @@ fn failed_result() -> Value {
     })
 }
 
-fn zip(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default();
-    for (name, bytes) in files {
-        w.start_file(*name, options).unwrap();
-        w.write_all(bytes).unwrap();
-    }
-    w.finish().unwrap().into_inner()
-}
-
-fn good_entry() -> Vec<u8> {
-    zip(&[
-        ("setup.sh", b"#!/bin/sh\n"),
-        ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
-    ])
-}
-
 /// A good entry of about 3 MiB (a model file that does not compress): larger than any
 /// default form limit, so the upload must stream.
 fn big_entry() -> Vec<u8> {
@@ -220,19 +187,6 @@ fn big_entry() -> Vec<u8> {
         ("next.sh", b"#!/bin/sh\necho \"$1,N\" >> answers.txt\n"),
         ("model.bin", &model),
     ])
-}
-
-async fn sign_in(c: &Client, s: &Site, name: &str, password: &str) {
-    c.goto(&s.url("/login")).await.unwrap();
-    fill(c, "#name", name).await;
-    fill(c, "#password", password).await;
-    click(c, "form.stack button[type=submit]").await;
-    wait_text(c, "header.site", name).await;
-}
-
-async fn sign_out(c: &Client) {
-    click(c, "header.site form button").await;
-    wait_text(c, "header.site", "Sign in").await;
 }
 
 /// No alert opened, and the page has only our own script element.
@@ -257,7 +211,7 @@ async fn the_whole_flow(backend: Backend) {
     // An organiser signs in, creates a challenge and a phase in the console.
     c.goto(&s.url("/login")).await.unwrap();
     s.shot(&c, "login").await;
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     c.goto(&s.url("/organiser")).await.unwrap();
     fill(&c, "#c-id", "cinc2017").await;
     fill(&c, "#c-title", "CinC 2017: AF classification").await;
@@ -469,7 +423,7 @@ async fn the_whole_flow(backend: Backend) {
     let job = s.take().await;
     s.report(&job, scored_result(0.83), "ok\n", Some(0.83))
         .await;
-    sign_in(&c, &s, "bob", "bob's password").await;
+    sign_in(&c, &s.base, "bob", "bob's password").await;
     c.goto(alpha_url.as_str()).await.unwrap();
     wait_text(&c, "h1", "Not found").await;
     // The error page is drawn in the reader's own frame.
@@ -572,21 +526,9 @@ async fn record_viewer(backend: Backend) {
     .await
     .unwrap();
     let now = s.t.now();
-    s.t.create_phase(
-        "cpsc2021",
-        &store::NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: store::Quota::default(),
-            scored_split: store::Split::Exam,
-            show_exam: true,
-            rule: store::Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    s.t.create_phase("cpsc2021", &open_phase("open", now))
+        .await
+        .unwrap();
     let alice =
         s.t.create_user("alice", Role::Participant, Some("alice's password"))
             .await
@@ -631,7 +573,7 @@ async fn record_viewer(backend: Backend) {
     s.report(&job, result, "ok\n", Some(0.5)).await;
 
     let viewer = format!("/submissions/{id}/records/{}", truth.name);
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     c.goto(&s.url(&format!("/submissions/{id}"))).await.unwrap();
     click(&c, "ul.records a").await;
     wait_text(&c, "h1", &truth.name).await;
@@ -680,7 +622,7 @@ async fn record_viewer(backend: Backend) {
     );
     sign_out(&c).await;
 
-    sign_in(&c, &s, "alice", "alice's password").await;
+    sign_in(&c, &s.base, "alice", "alice's password").await;
     c.goto(&s.url(&viewer)).await.unwrap();
     wait_text(&c, "h1", "Not shown in this challenge").await;
     sign_out(&c).await;
@@ -696,21 +638,9 @@ async fn record_viewer(backend: Backend) {
     )
     .await
     .unwrap();
-    s.t.create_phase(
-        "physionet2022",
-        &store::NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: store::Quota::default(),
-            scored_split: store::Split::Exam,
-            show_exam: true,
-            rule: store::Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    s.t.create_phase("physionet2022", &open_phase("open", now))
+        .await
+        .unwrap();
     s.t.create_team("physionet2022", "Alpha", alice.id)
         .await
         .unwrap();
@@ -749,7 +679,7 @@ async fn record_viewer(backend: Backend) {
     result["challenge"] = json!("physionet2022");
     result["stages"][1]["records"] = json!([{"record": patient, "state": "ok"}]);
     s.report(&job, result, "ok\n", Some(0.5)).await;
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     c.goto(&s.url(&format!("/submissions/{id}/records/{patient}")))
         .await
         .unwrap();
@@ -773,21 +703,9 @@ async fn record_viewer(backend: Backend) {
     )
     .await
     .unwrap();
-    s.t.create_phase(
-        "p300speller",
-        &store::NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: store::Quota::default(),
-            scored_split: store::Split::Exam,
-            show_exam: true,
-            rule: store::Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    s.t.create_phase("p300speller", &open_phase("open", now))
+        .await
+        .unwrap();
     s.t.create_team("p300speller", "Alpha", alice.id)
         .await
         .unwrap();
@@ -878,30 +796,17 @@ async fn refusals_in_place(backend: Backend) {
         return;
     };
     let s = site(backend).await;
-    s.t.create_challenge(
-        "cinc2017",
-        "CinC 2017",
-        store::Definition::Builtin("cinc2017".into()),
-        s.data.path(),
-    )
-    .await
-    .unwrap();
+    s.challenge("cinc2017", "CinC 2017").await;
     let now = s.t.now();
     s.t.create_phase(
         "cinc2017",
         &store::NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
             quota: store::Quota {
                 total: Some(1),
                 per_day: None,
                 max_concurrent: None,
             },
-            scored_split: store::Split::Exam,
-            show_exam: true,
-            rule: store::Rule::Best,
+            ..open_phase("open", now)
         },
     )
     .await
@@ -935,7 +840,7 @@ async fn refusals_in_place(backend: Backend) {
         }
     };
 
-    sign_in(&c, &s, "alice", "alice's password").await;
+    sign_in(&c, &s.base, "alice", "alice's password").await;
     c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
     upload(c.clone()).await;
     wait_text(&c, "#summary", "queued").await;
@@ -962,7 +867,7 @@ async fn refusals_in_place(backend: Backend) {
     );
     sign_out(&c).await;
 
-    sign_in(&c, &s, "bob", "bob's password").await;
+    sign_in(&c, &s.base, "bob", "bob's password").await;
     c.goto(&s.url("/challenges/cinc2017/submit")).await.unwrap();
     wait_text(&c, "form#upload", "Upload").await;
     s.t.clock.advance(chrono::Duration::days(2));
@@ -1039,21 +944,9 @@ async fn publish_and_rescore(backend: Backend) {
     .unwrap();
     let now = s.t.now();
     let phase =
-        s.t.create_phase(
-            "cinc2017",
-            &store::NewPhase {
-                name: "official".into(),
-                opens: now - chrono::Duration::days(1),
-                closes: now + chrono::Duration::days(1),
-                selection_closes: None,
-                quota: store::Quota::default(),
-                scored_split: store::Split::Exam,
-                show_exam: true,
-                rule: store::Rule::Best,
-            },
-        )
-        .await
-        .unwrap();
+        s.t.create_phase("cinc2017", &open_phase("official", now))
+            .await
+            .unwrap();
     let mut tokens = Vec::new();
     let mut teams = Vec::new();
     for (user, team) in [("alice", "Alpha"), ("bob", HOSTILE)] {
@@ -1089,7 +982,7 @@ async fn publish_and_rescore(backend: Backend) {
     .await
     .unwrap();
 
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     // Nothing published yet: said in place on the leaderboard.
     c.goto(&s.url("/challenges/cinc2017/leaderboard"))
         .await
@@ -1236,7 +1129,7 @@ async fn console_from_empty_site(backend: Backend) {
     let id = "cpsc2021-course";
     let room = |r: &str| format!("/organiser/challenges/{id}{r}");
 
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     c.goto(&s.url("/organiser")).await.unwrap();
     wait_text(&c, "main", "No challenge yet").await;
     // A data folder that is not there: refused in place, nothing typed is lost.
@@ -1407,7 +1300,7 @@ async fn console_from_empty_site(backend: Backend) {
     assert!(board.contains("0.77"), "{board}");
 
     // Every console page fits a phone; each is saved at 390 and 1366 px.
-    sign_in(&c, &s, "org", "organiser pass").await;
+    sign_in(&c, &s.base, "org", "organiser pass").await;
     let pages = [
         ("console-challenges", "/organiser".to_owned()),
         ("console-overview", room("")),

@@ -11,149 +11,55 @@ mod common;
 use std::io::Read;
 use std::path::PathBuf;
 
+use common::site::{Site, main_of, open_phase};
 use serde_json::json;
-use store::testing::TestStore;
-use store::{Backend, Definition, Role};
-
-struct Site {
-    t: TestStore,
-    base: String,
-    http: reqwest::Client,
-    _state: tempfile::TempDir,
-    _data: tempfile::TempDir,
-}
+use store::{Backend, Role};
 
 const HOSTILE_MD: &str = "# Heading\n\nText with <script>alert(1)</script> and \
     [a link](javascript:alert(2)) <img src=x onerror=alert(3)> <iframe src=\"https://evil.example\"></iframe> \
     <a href=\"https://example.org\" onclick=\"alert(4)\">ok</a> <style>body{display:none}</style>\u{1}\u{8}";
 
+/// The site with cinc2017 in a phase named "open" (its state must not read as its
+/// name): a quota of one entry, scored on the quiz, closing in 2 days and 3 hours.
 async fn site(backend: Backend) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("a")).unwrap();
-    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
-    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
-    let api = server::Server::new(t.store.clone(), server::Config::new(state.path())).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
-    t.create_challenge(
-        "cinc2017",
-        "AF classification",
-        Definition::Builtin("cinc2017".into()),
-        data.path(),
-    )
-    .await
-    .unwrap();
-    let now = t.now();
-    // A phase named "open": its state must not read as its name.
-    t.create_phase(
+    let s = Site::new(backend).await;
+    s.challenge("cinc2017", "AF classification").await;
+    let now = s.t.now();
+    s.t.create_phase(
         "cinc2017",
         &store::NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
             closes: now + chrono::Duration::days(2) + chrono::Duration::hours(3),
-            selection_closes: None,
             quota: store::Quota {
                 total: Some(1),
                 per_day: None,
                 max_concurrent: None,
             },
             scored_split: store::Split::Quiz,
-            show_exam: true,
-            rule: store::Rule::Best,
+            ..open_phase("open", now)
         },
     )
     .await
     .unwrap();
-    Site {
-        t,
-        base: format!("http://{addr}"),
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        _state: state,
-        _data: data,
-    }
-}
-
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-fn csrf_of(page: &str) -> String {
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token");
-    let rest = &page[at + "name=\"csrf\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_owned()
-}
-
-/// What the page's `<main>` holds (the frame's own script tag left out).
-fn main_of(page: &str) -> &str {
-    let a = page.find("<main").expect("a main element");
-    let b = page.find("</main>").expect("the end of main");
-    &page[a..b]
+    s
 }
 
 impl Site {
-    /// A user with a session cookie.
-    async fn user(&self, name: &str, role: Role) -> (store::User, String) {
-        let password = format!("{name}{name}{name}");
-        let u = self
-            .t
-            .create_user(name, role, Some(&password))
+    /// A user whose password is its name three times, and a session token of theirs.
+    async fn person(&self, name: &str, role: Role) -> (store::User, String) {
+        self.user(name, role, Some(&format!("{name}{name}{name}")))
             .await
-            .unwrap();
-        let token = self.t.issue_token(u.id, "test").await.unwrap().token;
-        (u, format!("pj_session={token}"))
     }
 
-    async fn get(&self, cookie: &str, path: &str) -> (u16, String) {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header("cookie", cookie)
-            .send()
-            .await
-            .unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
-    }
-
-    /// Posts `fields` to `to` with the CSRF token of the page at `from`; the status,
-    /// the `Location` and the body.
+    /// Posts `fields` to `to` as `token`'s session, with the CSRF token of the page at
+    /// `from`: the status, the `Location` and the body.
     async fn post(
         &self,
-        cookie: &str,
+        token: &str,
         from: &str,
         to: &str,
         fields: &[(&str, &str)],
     ) -> (u16, String, String) {
-        let (_, page) = self.get(cookie, from).await;
-        let mut body = format!("csrf={}", enc(&csrf_of(&page)));
-        for (k, v) in fields {
-            body.push_str(&format!("&{k}={}", enc(v)));
-        }
-        let r = self
-            .http
-            .post(format!("{}{to}", self.base))
-            .header("cookie", cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let r = self.post_form(Some(token), from, to, fields).await;
         let status = r.status().as_u16();
         let location = r
             .headers()
@@ -161,23 +67,6 @@ impl Site {
             .map(|l| l.to_str().unwrap().to_owned())
             .unwrap_or_default();
         (status, location, r.text().await.unwrap())
-    }
-
-    async fn api(
-        &self,
-        method: reqwest::Method,
-        cookie: &str,
-        path: &str,
-        body: serde_json::Value,
-    ) -> (u16, serde_json::Value) {
-        let token = cookie.trim_start_matches("pj_session=");
-        let mut r = self.http.request(method, format!("{}{path}", self.base));
-        if !token.is_empty() {
-            r = r.bearer_auth(token);
-        }
-        let r = r.json(&body).send().await.unwrap();
-        let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(serde_json::Value::Null))
     }
 
     /// A submission of `team` in the challenge's phase, straight into the store.
@@ -205,11 +94,11 @@ fn entry_file(path: &str) -> Vec<u8> {
 
 async fn getting_started_kit_and_announcements(b: Backend) {
     let s = site(b).await;
-    let (_, org) = s.user("org", Role::Organiser).await;
-    let (alice, alice_c) = s.user("alice", Role::Participant).await;
+    let (_, org) = s.person("org", Role::Organiser).await;
+    let (alice, alice_c) = s.person("alice", Role::Participant).await;
 
     // A newcomer, not signed in: what to do, with this challenge's own commands.
-    let (status, page) = s.get("", "/challenges/cinc2017").await;
+    let (status, page) = s.page(None, "/challenges/cinc2017").await;
     assert_eq!(status, 200);
     let main = main_of(&page);
     for want in [
@@ -279,7 +168,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::GET,
-            "",
+            None,
             "/api/v1/challenges/nosuch/starter.zip",
             json!(null),
         )
@@ -292,7 +181,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::PUT,
-            &alice_c,
+            Some(&alice_c),
             "/api/v1/challenges/cinc2017/about",
             about.clone(),
         )
@@ -307,7 +196,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
         let (status, body) = s
             .api(
                 reqwest::Method::PUT,
-                &org,
+                Some(&org),
                 "/api/v1/challenges/cinc2017/about",
                 json!({"data_url": bad}),
             )
@@ -324,7 +213,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, body) = s
         .api(
             reqwest::Method::PUT,
-            &org,
+            Some(&org),
             "/api/v1/challenges/cinc2017/about",
             about,
         )
@@ -333,7 +222,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, body) = s
         .api(
             reqwest::Method::GET,
-            "",
+            None,
             "/api/v1/challenges/cinc2017/about",
             json!(null),
         )
@@ -347,7 +236,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::POST,
-            &alice_c,
+            Some(&alice_c),
             "/api/v1/challenges/cinc2017/announcements",
             json!({"title": "x", "body": "y"}),
         )
@@ -356,7 +245,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::POST,
-            &org,
+            Some(&org),
             "/api/v1/challenges/cinc2017/announcements",
             json!({"title": "  ", "body": "y"}),
         )
@@ -365,7 +254,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
     let (status, first) = s
         .api(
             reqwest::Method::POST,
-            &org,
+            Some(&org),
             "/api/v1/challenges/cinc2017/announcements",
             json!({"title": "Welcome <b>all</b>", "body": HOSTILE_MD}),
         )
@@ -421,10 +310,10 @@ async fn getting_started_kit_and_announcements(b: Backend) {
         page.contains("refused-texts") && page.contains("javascript:alert(1)"),
         "{page}"
     );
-    let (status, page) = s.get(&alice_c, console).await;
+    let (status, page) = s.page(Some(&alice_c), console).await;
     assert_eq!(status, 403, "{page}");
 
-    let (_, page) = s.get(&alice_c, "/challenges/cinc2017").await;
+    let (_, page) = s.page(Some(&alice_c), "/challenges/cinc2017").await;
     let main = main_of(&page);
     let lower = main.to_ascii_lowercase();
     for bad in [
@@ -505,7 +394,7 @@ async fn getting_started_kit_and_announcements(b: Backend) {
         .post(&org, console, &format!("{console}/{id}/delete"), &[])
         .await;
     assert_eq!((status, to.contains("done=deleted")), (303, true));
-    let (_, page) = s.get("", "/challenges/cinc2017").await;
+    let (_, page) = s.page(None, "/challenges/cinc2017").await;
     assert!(!page.contains("Welcome &lt;b&gt;"));
 
     // The team's quota on the challenge page: what is left, and when spent, that it is.
@@ -513,10 +402,10 @@ async fn getting_started_kit_and_announcements(b: Backend) {
         s.t.create_team("cinc2017", "Alpha", alice.id)
             .await
             .unwrap();
-    let (_, page) = s.get(&alice_c, "/challenges/cinc2017").await;
+    let (_, page) = s.page(Some(&alice_c), "/challenges/cinc2017").await;
     assert!(page.contains("1 of 1 left in this phase"), "{page}");
     s.submit(team.id).await;
-    let (_, page) = s.get(&alice_c, "/challenges/cinc2017").await;
+    let (_, page) = s.page(Some(&alice_c), "/challenges/cinc2017").await;
     let main = main_of(&page);
     assert!(main.contains("0 of 1 left in this phase"), "{main}");
     assert!(
@@ -620,10 +509,10 @@ fn atom(xml: &str) -> Feed {
 
 async fn teams_work_like_people_expect(b: Backend) {
     let s = site(b).await;
-    let (_, alice) = s.user("alice", Role::Participant).await;
-    let (_, bob) = s.user("bob", Role::Participant).await;
+    let (_, alice) = s.person("alice", Role::Participant).await;
+    let (_, bob) = s.person("bob", Role::Participant).await;
     let hostile = "<script>alert(1)</script>";
-    let (_, _h) = s.user(hostile, Role::Participant).await;
+    let (_, _h) = s.person(hostile, Role::Participant).await;
     let team = "/challenges/cinc2017/team";
 
     let (status, to, _) = s.post(&alice, team, team, &[("name", "Alpha")]).await;
@@ -648,7 +537,7 @@ async fn teams_work_like_people_expect(b: Backend) {
     let (status, to, _) = s.post(&alice, team, invite, &[("user", "bob")]).await;
     assert_eq!(status, 303);
     assert!(to.starts_with("/challenges/cinc2017/team?sent="), "{to}");
-    let (_, page) = s.get(&alice, &to).await;
+    let (_, page) = s.page(Some(&alice), &to).await;
     assert!(
         page.contains("Invitation sent to <strong>bob</strong>"),
         "{page}"
@@ -663,7 +552,7 @@ async fn teams_work_like_people_expect(b: Backend) {
     // A hostile user name is text.
     let (status, to, _) = s.post(&alice, team, invite, &[("user", hostile)]).await;
     assert_eq!(status, 303);
-    let (_, page) = s.get(&alice, &to).await;
+    let (_, page) = s.page(Some(&alice), &to).await;
     assert!(
         page.contains("&lt;script&gt;alert(1)&lt;/script&gt;</strong> — pending"),
         "{page}"
@@ -671,14 +560,14 @@ async fn teams_work_like_people_expect(b: Backend) {
     assert!(!main_of(&page).contains("<script"), "{page}");
 
     // The invitee sees it in the navigation on every page, and on its own page.
-    let (_, page) = s.get(&bob, "/").await;
+    let (_, page) = s.page(Some(&bob), "/").await;
     assert!(
         page.contains(r#"<a class="pending" href="/invitations">Invitations (1)</a>"#),
         "{page}"
     );
-    let (_, page) = s.get(&bob, "/invitations").await;
+    let (_, page) = s.page(Some(&bob), "/invitations").await;
     assert!(page.contains("Team <strong>Alpha</strong> of"), "{page}");
-    let (_, page) = s.get(&bob, team).await;
+    let (_, page) = s.page(Some(&bob), team).await;
     assert!(page.contains("Invitations for you"), "{page}");
     let id = page
         .split("/invitations/")
@@ -697,12 +586,12 @@ async fn teams_work_like_people_expect(b: Backend) {
         )
         .await;
     assert_eq!((status, to.as_str()), (303, team));
-    let (_, page) = s.get(&bob, "/").await;
+    let (_, page) = s.page(Some(&bob), "/").await;
     assert!(!page.contains("Invitations ("), "{page}");
 
     // Rename: the name rules of a new team (a name reading like another team's is
     // refused, inline); hostile text stays text.
-    let (_, carol) = s.user("carol", Role::Participant).await;
+    let (_, carol) = s.person("carol", Role::Participant).await;
     let (status, _, _) = s.post(&carol, team, team, &[("name", "Beta")]).await;
     assert_eq!(status, 303);
     let rename = "/challenges/cinc2017/team/rename";
@@ -724,7 +613,7 @@ async fn teams_work_like_people_expect(b: Backend) {
         (status, to.as_str()),
         (303, "/challenges/cinc2017/team?done=renamed")
     );
-    let (_, page) = s.get(&alice, team).await;
+    let (_, page) = s.page(Some(&alice), team).await;
     assert!(page.contains("Team &lt;b&gt;Gamma&lt;/b&gt;"), "{page}");
 
     // Leave: while the team has no submission; then never.
@@ -734,14 +623,16 @@ async fn teams_work_like_people_expect(b: Backend) {
         (status, to.as_str()),
         (303, "/challenges/cinc2017/team?done=left")
     );
-    let (_, page) = s.get(&bob, "/challenges/cinc2017/team?done=left").await;
+    let (_, page) = s
+        .page(Some(&bob), "/challenges/cinc2017/team?done=left")
+        .await;
     assert!(
         page.contains("You left the team") && page.contains("Form a team"),
         "{page}"
     );
     let alice_team = s.t.team_by_ref("cinc2017", "<b>Gamma</b>").await.unwrap();
     s.submit(alice_team.id).await;
-    let (_, page) = s.get(&alice, team).await;
+    let (_, page) = s.page(Some(&alice), team).await;
     assert!(page.contains("The team has submitted entries"), "{page}");
     assert!(
         !page.contains(r#"action="/challenges/cinc2017/team/leave""#),
@@ -765,7 +656,7 @@ async fn teams_work_like_people_expect(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::PATCH,
-            &carol,
+            Some(&carol),
             &format!("/api/v1/teams/{}", alice_team.id),
             json!({"name": "Mine"}),
         )
@@ -774,7 +665,7 @@ async fn teams_work_like_people_expect(b: Backend) {
     let (status, _) = s
         .api(
             reqwest::Method::GET,
-            &carol,
+            Some(&carol),
             &format!("/api/v1/teams/{}/invitations", alice_team.id),
             json!(null),
         )
@@ -783,7 +674,7 @@ async fn teams_work_like_people_expect(b: Backend) {
     let (status, list) = s
         .api(
             reqwest::Method::GET,
-            &alice,
+            Some(&alice),
             &format!("/api/v1/teams/{}/invitations", alice_team.id),
             json!(null),
         )
@@ -806,12 +697,12 @@ async fn pages_in_a_browser(b: Backend) {
         Backend::Sqlite => std::env::var_os("PHYSIOJUDGE_SCREENSHOTS").map(PathBuf::from),
         Backend::Postgres => None,
     };
-    let (_, org) = s.user("org", Role::Organiser).await;
-    let (alice_u, alice) = s.user("alice", Role::Participant).await;
-    let (_, bob) = s.user("bob", Role::Participant).await;
+    let (_, org) = s.person("org", Role::Organiser).await;
+    let (alice_u, alice) = s.person("alice", Role::Participant).await;
+    let (_, bob) = s.person("bob", Role::Participant).await;
     s.api(
         reqwest::Method::PUT,
-        &org,
+        Some(&org),
         "/api/v1/challenges/cinc2017/about",
         json!({"overview": "Classify short single-lead ECG recordings as **normal rhythm**, **atrial fibrillation**, other rhythms or too noisy, as in the PhysioNet/CinC Challenge 2017.",
                "data_instructions": "The judge's data stays on the server. Try your entry on the synthetic set `evaluate` makes, or on the [public training set](https://physionet.org/content/challenge-2017/).",
@@ -820,7 +711,7 @@ async fn pages_in_a_browser(b: Backend) {
     .await;
     s.api(
         reqwest::Method::POST,
-        &org,
+        Some(&org),
         "/api/v1/challenges/cinc2017/announcements",
         json!({"title": "Welcome", "body": "The quiz split is open. Ask questions by mail to the organisers."}),
     )
@@ -849,7 +740,7 @@ async fn pages_in_a_browser(b: Backend) {
     ];
     for (cookie, path, name) in pages {
         // Signed in through the form, as a person would (each user's password is its
-        // name's, doubled: `Site::user`).
+        // name's, doubled: `Site::person`).
         c.delete_all_cookies().await.unwrap();
         if !cookie.is_empty() {
             let who = match cookie {
@@ -857,11 +748,7 @@ async fn pages_in_a_browser(b: Backend) {
                 c if c == alice => "alice",
                 _ => "bob",
             };
-            c.goto(&s.url("/login")).await.unwrap();
-            common::fill(&c, "#name", who).await;
-            common::fill(&c, "#password", &format!("{who}{who}{who}")).await;
-            common::click(&c, "main form button[type=submit]").await;
-            common::wait_text(&c, "header.site", who).await;
+            common::sign_in(&c, &s.base, who, &format!("{who}{who}{who}")).await;
         }
         for (w, h) in [(360u32, 800u32), (390, 844), (1366, 900)] {
             c.set_window_size(w, h).await.unwrap();
@@ -897,27 +784,6 @@ async fn pages_in_a_browser(b: Backend) {
     let t = common::text_of(&c, ".deadline .countdown").await;
     assert!(t.starts_with("in 2 d "), "{t}");
     c.close().await.unwrap();
-}
-
-impl Site {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-macro_rules! both {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(store::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(store::Backend::Postgres).await;
-            }
-        }
-    )+};
 }
 
 both!(

@@ -150,11 +150,7 @@ async fn judged_live(backend: Backend) {
     .await
     .unwrap();
 
-    c.goto(&format!("{base}/login")).await.unwrap();
-    fill(&c, "#name", "alice").await;
-    fill(&c, "#password", "alice's password").await;
-    click(&c, "form.stack button[type=submit]").await;
-    wait_text(&c, "header.site", "alice").await;
+    sign_in(&c, &base, "alice", "alice's password").await;
 
     t.create_user("org", Role::Organiser, Some("organiser pass"))
         .await
@@ -224,13 +220,8 @@ async fn judged_live(backend: Backend) {
         serde_json::json!(0),
         "the team is offered the viewer"
     );
-    click(&c, "header.site form button").await;
-    wait_text(&c, "header.site", "Sign in").await;
-    c.goto(&format!("{base}/login")).await.unwrap();
-    fill(&c, "#name", "org").await;
-    fill(&c, "#password", "organiser pass").await;
-    click(&c, "form.stack button[type=submit]").await;
-    wait_text(&c, "header.site", "org").await;
+    sign_out(&c).await;
+    sign_in(&c, &base, "org", "organiser pass").await;
     c.goto(scored_page.as_str()).await.unwrap();
     click(&c, "ul.records a").await;
     wait_text(&c, "dl.facts", "Answered").await;

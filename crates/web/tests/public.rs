@@ -3,36 +3,10 @@
 //! capped and checked in order before any of them is trusted; pages are gzipped for
 //! clients that ask.
 
+mod common;
+
+use common::site::{Site, csrf_of, multipart};
 use store::Backend;
-use store::testing::TestStore;
-
-struct Site {
-    _t: TestStore,
-    base: String,
-    http: reqwest::Client,
-    _state: tempfile::TempDir,
-}
-
-async fn site(backend: Backend, tweak: impl FnOnce(&mut server::Config)) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let mut config = server::Config::new(state.path());
-    tweak(&mut config);
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
-    Site {
-        _t: t,
-        base: format!("http://{addr}"),
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        _state: state,
-    }
-}
 
 /// The value of a cookie a response sets.
 fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
@@ -47,25 +21,12 @@ fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
         })
 }
 
-fn csrf_in(page: &str) -> String {
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token")
-        + 19;
-    page[at..].split('"').next().unwrap().to_owned()
-}
-
 impl Site {
     /// A fresh visitor's pre-session cookie and the sign-up form's CSRF token.
     async fn visitor(&self) -> (String, String) {
-        let r = self
-            .http
-            .get(format!("{}/signup", self.base))
-            .send()
-            .await
-            .unwrap();
+        let r = self.get(None, "/signup").await;
         let pre = set_cookie(&r, "pj_pre").unwrap();
-        let csrf = csrf_in(&r.text().await.unwrap());
+        let csrf = csrf_of(&r.text().await.unwrap());
         (pre, csrf)
     }
 
@@ -73,7 +34,7 @@ impl Site {
     async fn signup(&self, name: &str) -> reqwest::Response {
         let (pre, csrf) = self.visitor().await;
         self.http
-            .post(format!("{}/signup", self.base))
+            .post(self.url("/signup"))
             .header("cookie", format!("pj_pre={pre}"))
             .form(&[
                 ("csrf", csrf.as_str()),
@@ -86,31 +47,8 @@ impl Site {
     }
 }
 
-/// A multipart body of `parts` (name, value) in order.
-fn multipart(parts: &[(&str, &[u8])]) -> (String, Vec<u8>) {
-    let boundary = "physiojudgeboundary7d1f";
-    let mut body = Vec::new();
-    for (name, value) in parts {
-        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
-        if *name == "entry" {
-            body.extend_from_slice(
-                b"Content-Disposition: form-data; name=\"entry\"; filename=\"e.zip\"\r\n\
-                  Content-Type: application/zip\r\n\r\n",
-            );
-        } else {
-            body.extend_from_slice(
-                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
-            );
-        }
-        body.extend_from_slice(value);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
 async fn signups_are_limited_per_address(b: Backend) {
-    let s = site(b, |c| c.signups_per_address_per_hour = 3).await;
+    let s = Site::with(b, |c| c.signups_per_address_per_hour = 3).await;
     let mut statuses = Vec::new();
     for i in 0..5 {
         let r = s.signup(&format!("user{i}")).await;
@@ -123,21 +61,12 @@ async fn signups_are_limited_per_address(b: Backend) {
 }
 
 async fn upload_form_parts_are_capped_before_the_csrf_check(b: Backend) {
-    let s = site(b, |_| {}).await;
+    let s = Site::new(b).await;
     let r = s.signup("ann").await;
     assert_eq!(r.status(), 303);
     let session = set_cookie(&r, "pj_session").unwrap();
-    let page = s
-        .http
-        .get(format!("{}/token", s.base))
-        .header("cookie", format!("pj_session={session}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = csrf_in(&page);
+    let (_, page) = s.page(Some(&session), "/token").await;
+    let csrf = csrf_of(&page);
     // Past the 4 KiB cap, but small enough to be sent whole before the answer comes
     // (a client still writing when the server answers and closes may see a reset).
     let big = vec![b'm'; 8 << 10];
@@ -180,7 +109,7 @@ async fn upload_form_parts_are_capped_before_the_csrf_check(b: Backend) {
 /// the site's icon, which both icon addresses serve.
 async fn pages_are_gzipped_when_asked_and_the_icon_is_served(b: Backend) {
     use std::io::Read;
-    let s = site(b, |_| {}).await;
+    let s = Site::new(b).await;
     let plain = s.http.get(format!("{}/", s.base)).send().await.unwrap();
     assert_eq!(plain.status(), 200);
     assert!(plain.headers().get("content-encoding").is_none());
@@ -221,21 +150,6 @@ async fn pages_are_gzipped_when_asked_and_the_icon_is_served(b: Backend) {
         assert_eq!(icon.headers()["content-type"], "image/svg+xml", "{path}");
         assert!(icon.text().await.unwrap().starts_with("<svg"), "{path}");
     }
-}
-
-macro_rules! both {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(store::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(store::Backend::Postgres).await;
-            }
-        }
-    )+};
 }
 
 both!(

@@ -3,13 +3,13 @@
 //! database: the leaderboard's candidates only (scored, the live result, teams neither
 //! hidden nor disqualified), oldest first.
 
+mod common;
+
 use std::time::Duration;
 
+use common::site::open_phase;
 use store::testing::TestStore;
-use store::{
-    Backend, Better, Definition, Figure, NewPhase, NewSubmission, Outcome, Quota, Report, Role,
-    Rule, Split,
-};
+use store::{Backend, Better, Definition, Figure, NewSubmission, Outcome, Report, Role};
 
 fn report(outcome: Outcome, value: Option<f64>) -> Report {
     Report {
@@ -57,22 +57,7 @@ async fn points_are_the_leaderboards_candidates(backend: Backend) {
     .await
     .unwrap();
     let now = t.now();
-    let phase = t
-        .create_phase(
-            "c",
-            &NewPhase {
-                name: "p".into(),
-                opens: now - chrono::Duration::days(1),
-                closes: now + chrono::Duration::days(1),
-                selection_closes: None,
-                quota: Quota::default(),
-                scored_split: Split::Exam,
-                show_exam: true,
-                rule: Rule::Best,
-            },
-        )
-        .await
-        .unwrap();
+    let phase = t.create_phase("c", &open_phase("p", now)).await.unwrap();
     let (worker, _) = t.create_worker("w").await.unwrap();
     let mut teams = Vec::new();
     for name in ["a", "b", "hidden"] {

@@ -10,18 +10,22 @@ mod common;
 use std::time::Duration;
 
 use chrono::Duration as Span;
+use common::site::{csrf_of, open_phase};
 use serde_json::{Value, json};
-use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Role, Rule, Split};
+use store::{Backend, Role};
 
+/// The site, its worker and its organiser's session.
 struct Site {
-    t: TestStore,
-    base: String,
-    http: reqwest::Client,
-    state: tempfile::TempDir,
-    _data: tempfile::TempDir,
+    web: common::site::Site,
     worker: store::WorkerId,
     organiser: String,
+}
+
+impl std::ops::Deref for Site {
+    type Target = common::site::Site;
+    fn deref(&self) -> &common::site::Site {
+        &self.web
+    }
 }
 
 /// A user's session token (used as the site's cookie or the API's bearer).
@@ -30,57 +34,25 @@ struct Member {
     team: store::TeamId,
 }
 
+/// The site, its event streams polled often, with cinc2017 and physionet2022 each
+/// open in a phase "official", an organiser and a worker.
 async fn site(backend: Backend) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("a")).unwrap();
-    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
-    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
-    let mut config = server::Config::new(state.path());
-    config.events_poll = Duration::from_millis(100);
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
+    let web =
+        common::site::Site::with(backend, |c| c.events_poll = Duration::from_millis(100)).await;
     for (id, title) in [
         ("cinc2017", "AF classification"),
         ("physionet2022", "Heart murmurs"),
     ] {
-        t.create_challenge(id, title, Definition::Builtin(id.into()), data.path())
+        web.challenge(id, title).await;
+        web.t
+            .create_phase(id, &open_phase("official", web.t.now()))
             .await
             .unwrap();
-        let now = t.now();
-        t.create_phase(
-            id,
-            &NewPhase {
-                name: "official".into(),
-                opens: now - Span::days(1),
-                closes: now + Span::days(1),
-                selection_closes: None,
-                quota: Quota::default(),
-                scored_split: Split::Exam,
-                show_exam: true,
-                rule: Rule::Best,
-            },
-        )
-        .await
-        .unwrap();
     }
-    let org = t.create_user("org", Role::Organiser, None).await.unwrap();
-    let organiser = t.issue_token(org.id, "test").await.unwrap().token;
-    let (worker, _) = t.create_worker("w1").await.unwrap();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let (_, organiser) = web.user("org", Role::Organiser, None).await;
+    let (worker, _) = web.t.create_worker("w1").await.unwrap();
     Site {
-        t,
-        base: format!("http://{addr}"),
-        http,
-        state,
-        _data: data,
+        web,
         worker: worker.id,
         organiser,
     }
@@ -128,14 +100,6 @@ fn result(challenge: &str, quiz_passed: bool, score: f64) -> Value {
         },
         "judge_version": "judge 0.1.0"
     })
-}
-
-fn csrf_in(page: &str) -> String {
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token")
-        + 19;
-    page[at..].split('"').next().unwrap().to_owned()
 }
 
 impl Site {
@@ -216,20 +180,6 @@ impl Site {
         }
         self.t.clock.advance(Span::minutes(5));
         s.id.0.to_string()
-    }
-
-    /// A page or download as `token`'s session (none: a visitor).
-    async fn get(&self, token: Option<&str>, path: &str) -> reqwest::Response {
-        let mut r = self.http.get(format!("{}{path}", self.base));
-        if let Some(t) = token {
-            r = r.header("cookie", format!("pj_session={t}"));
-        }
-        r.send().await.unwrap()
-    }
-
-    async fn page(&self, token: Option<&str>, path: &str) -> (u16, String) {
-        let r = self.get(token, path).await;
-        (r.status().as_u16(), r.text().await.unwrap())
     }
 }
 
@@ -368,7 +318,7 @@ async fn submission_page_and_list(b: Backend) {
     assert!(page.contains("named here once it is judged"), "{page}");
 
     // The team makes the scored one its final entry.
-    let csrf = csrf_in(&s.page(Some(&alice.token), &path).await.1);
+    let csrf = csrf_of(&s.page(Some(&alice.token), &path).await.1);
     let r = s
         .http
         .post(format!("{}{path}/select", s.base))
@@ -627,21 +577,6 @@ async fn pages_fit_phones(b: Backend) {
         }
     }
     c.close().await.unwrap();
-}
-
-macro_rules! both {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(store::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(store::Backend::Postgres).await;
-            }
-        }
-    )+};
 }
 
 both!(

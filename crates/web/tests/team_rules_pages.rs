@@ -3,142 +3,43 @@
 //! the API), a team's own close on its challenge and submit pages, and the baseline
 //! badge on the leaderboard. On SQLite and PostgreSQL.
 
+mod common;
+
 use std::time::Duration;
 
 use chrono::Duration as Span;
-use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Role, Rule, Split};
+use common::site::{Site, open_phase};
+use store::{Backend, NewPhase, Quota, Role};
 
-struct Site {
-    t: TestStore,
-    base: String,
-    http: reqwest::Client,
-    _state: tempfile::TempDir,
-    _data: tempfile::TempDir,
-}
-
+/// The site, its event streams polled often, with cinc2017 (no phase yet).
 async fn site(backend: Backend) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("a")).unwrap();
-    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
-    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
-    let mut config = server::Config::new(state.path());
-    config.events_poll = Duration::from_millis(100);
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
-    t.create_challenge(
-        "cinc2017",
-        "AF classification",
-        Definition::Builtin("cinc2017".into()),
-        data.path(),
-    )
-    .await
-    .unwrap();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    Site {
-        t,
-        base: format!("http://{addr}"),
-        http,
-        _state: state,
-        _data: data,
-    }
+    let s = Site::with(backend, |c| c.events_poll = Duration::from_millis(100)).await;
+    s.challenge("cinc2017", "AF classification").await;
+    s
 }
+
+/// The console page whose CSRF token the forms carry.
+const CONSOLE: &str = "/organiser/challenges/cinc2017/rules";
 
 impl Site {
-    async fn get(&self, token: &str, path: &str) -> (u16, String) {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header("cookie", format!("pj_session={token}"))
-            .send()
-            .await
-            .unwrap();
+    /// Posts a form as `token`'s session, with the CSRF token its console carries: the
+    /// status and the page answered (a refusal drawn in place).
+    async fn post_page(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let r = self.post_form(Some(token), CONSOLE, path, fields).await;
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
     /// Posts a form as `token`'s session, with the CSRF token its console carries: the
-    /// status and the page answered (a refusal drawn in place).
-    async fn post_page(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let (_, page) = self
-            .get(token, "/organiser/challenges/cinc2017/rules")
-            .await;
-        let mut body = format!("csrf={}", enc(&csrf_of(&page)));
-        for (k, v) in fields {
-            body.push_str(&format!("&{k}={}", enc(v)));
-        }
-        let r = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("cookie", format!("pj_session={token}"))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
-    }
-
-    /// Posts a form as `token`'s session, with the CSRF token its console carries.
+    /// status and where it sends the browser.
     async fn post(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let (_, page) = self
-            .get(token, "/organiser/challenges/cinc2017/rules")
-            .await;
-        let csrf = csrf_of(&page);
-        let mut body = format!("csrf={}", enc(&csrf));
-        for (k, v) in fields {
-            body.push_str(&format!("&{k}={}", enc(v)));
-        }
-        let r = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("cookie", format!("pj_session={token}"))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
+        let r = self.post_form(Some(token), CONSOLE, path, fields).await;
         let location = r
             .headers()
             .get("location")
             .map(|v| v.to_str().unwrap().to_owned())
             .unwrap_or_default();
-        (status, location)
+        (r.status().as_u16(), location)
     }
-}
-
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-fn csrf_of(page: &str) -> String {
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token");
-    let rest = &page[at + "name=\"csrf\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_owned()
-}
-
-async fn user(s: &Site, name: &str, role: Role) -> (store::User, String) {
-    let u = s.t.create_user(name, role, None).await.unwrap();
-    let token = s.t.issue_token(u.id, "test").await.unwrap().token;
-    (u, token)
 }
 
 async fn pages_of_team_rules(backend: Backend) {
@@ -148,24 +49,19 @@ async fn pages_of_team_rules(backend: Backend) {
         s.t.create_phase(
             "cinc2017",
             &NewPhase {
-                name: "official".into(),
-                opens: now - Span::days(1),
                 closes: now + Span::days(10),
-                selection_closes: None,
                 quota: Quota {
                     total: Some(5),
                     ..Quota::default()
                 },
-                scored_split: Split::Exam,
-                show_exam: true,
-                rule: Rule::Best,
+                ..open_phase("official", now)
             },
         )
         .await
         .unwrap();
-    let (_, org) = user(&s, "org", Role::Organiser).await;
-    let (alice, alice_token) = user(&s, "alice", Role::Participant).await;
-    let (bob, bob_token) = user(&s, "bob", Role::Participant).await;
+    let (_, org) = s.user("org", Role::Organiser, None).await;
+    let (alice, alice_token) = s.user("alice", Role::Participant, None).await;
+    let (bob, bob_token) = s.user("bob", Role::Participant, None).await;
     let (org_user, _) = (s.t.user_by_name("org").await.unwrap(), ());
     s.t.create_team("cinc2017", "Alpha", alice.id)
         .await
@@ -180,7 +76,7 @@ async fn pages_of_team_rules(backend: Backend) {
         .unwrap();
 
     // A participant's session cannot use the console's forms.
-    let (status, _) = s.get(&bob_token, "/organiser").await;
+    let (status, _) = s.page(Some(&bob_token), "/organiser").await;
     assert_eq!(status, 403);
 
     // The organiser grants Beta an extension, sets its quota, marks the baseline.
@@ -299,7 +195,9 @@ async fn pages_of_team_rules(backend: Backend) {
     );
 
     // The console lists what is in force.
-    let (_, console) = s.get(&org, "/organiser/challenges/cinc2017/rules").await;
+    let (_, console) = s
+        .page(Some(&org), "/organiser/challenges/cinc2017/rules")
+        .await;
     for want in [
         "table class=\"extensions\"",
         "a power cut at the lab",
@@ -315,9 +213,11 @@ async fn pages_of_team_rules(backend: Backend) {
     let own = (phase.closes + Span::days(2))
         .format("%Y-%m-%d %H:%M UTC")
         .to_string();
-    let (_, page) = s.get(&bob_token, "/challenges/cinc2017").await;
+    let (_, page) = s.page(Some(&bob_token), "/challenges/cinc2017").await;
     assert!(page.contains("for your team: "), "{page}");
-    let (_, page) = s.get(&bob_token, "/challenges/cinc2017/submit").await;
+    let (_, page) = s
+        .page(Some(&bob_token), "/challenges/cinc2017/submit")
+        .await;
     assert!(page.contains("The phase closes for your team"), "{page}");
     assert!(
         page.contains("an extension the organisers granted"),
@@ -331,9 +231,11 @@ async fn pages_of_team_rules(backend: Backend) {
         page.contains(&format!("(closes {own} for your team)")),
         "{page}"
     );
-    let (_, page) = s.get(&alice_token, "/challenges/cinc2017").await;
+    let (_, page) = s.page(Some(&alice_token), "/challenges/cinc2017").await;
     assert!(!page.contains("for your team: "));
-    let (_, page) = s.get(&alice_token, "/challenges/cinc2017/submit").await;
+    let (_, page) = s
+        .page(Some(&alice_token), "/challenges/cinc2017/submit")
+        .await;
     assert!(!page.contains("an extension the organisers granted"));
     assert!(!page.contains("Your team's limits were set"));
 
@@ -418,7 +320,7 @@ async fn pages_of_team_rules(backend: Backend) {
         .unwrap();
     }
     let (status, board) = s
-        .get(&alice_token, "/challenges/cinc2017/leaderboard")
+        .page(Some(&alice_token), "/challenges/cinc2017/leaderboard")
         .await;
     assert_eq!(status, 200);
     let badge = "<span class=\"badge baseline\"";

@@ -7,30 +7,36 @@
 //! them on any public view, before or after it closes, until it is published; public
 //! ranks come from the figure as shown.
 
+mod common;
+
 use std::time::Duration;
 
 use chrono::Duration as Span;
+use common::site::open_phase;
 use judge::visibility::{FigureView, PhaseFacts, Sight, Viewer};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Role, Rule, Split};
+use store::{Backend, NewPhase, Role};
 
 /// Alpha's exam figure (submitted first) and Beta's (later): both shown as 0.731, and
 /// the later one better by its hidden digits.
 const ALPHA: f64 = 0.7306;
 const BETA: f64 = 0.7314;
 
+/// The site and what the cases look at.
 struct Site {
-    t: TestStore,
-    base: String,
-    http: reqwest::Client,
+    web: common::site::Site,
     phase: store::Phase,
     organiser: String,
     alice: String,
     alpha_submission: String,
-    _state: tempfile::TempDir,
-    _data: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Site {
+    type Target = common::site::Site;
+    fn deref(&self) -> &common::site::Site {
+        &self.web
+    }
 }
 
 /// A `result.json` as the judge writes it for a scored cinc2017 entry: the exam's
@@ -55,40 +61,16 @@ fn result_json(exam: f64) -> String {
 /// A site over a fresh store: cinc2017, one exam-scored phase (open now, for a day)
 /// that shows exam scores or not, and two teams each with one scored submission.
 async fn site(backend: Backend, show_exam: bool) -> Site {
-    let t = TestStore::new(backend).await;
-    let state = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(data.path().join("a")).unwrap();
-    std::fs::write(data.path().join("a/A0001.hea"), "A0001 1 300 9000\n").unwrap();
-    std::fs::write(data.path().join("REFERENCE.csv"), "A0001,N\n").unwrap();
-    let mut config = server::Config::new(state.path());
-    config.events_poll = Duration::from_millis(100);
-    let api = server::Server::new(t.store.clone(), config).unwrap();
-    let site = web::Web::new(t.store.clone(), &api, web::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(site.serve(listener));
-    t.create_challenge(
-        "cinc2017",
-        "AF classification",
-        Definition::Builtin("cinc2017".into()),
-        data.path(),
-    )
-    .await
-    .unwrap();
-    let now = t.now();
+    let web =
+        common::site::Site::with(backend, |c| c.events_poll = Duration::from_millis(100)).await;
+    web.challenge("cinc2017", "AF classification").await;
+    let t = &web.t;
     let phase = t
         .create_phase(
             "cinc2017",
             &NewPhase {
-                name: "official".into(),
-                opens: now - Span::days(1),
-                closes: now + Span::days(1),
-                selection_closes: None,
-                quota: Quota::default(),
-                scored_split: Split::Exam,
                 show_exam,
-                rule: Rule::Best,
+                ..open_phase("official", t.now())
             },
         )
         .await
@@ -153,51 +135,25 @@ async fn site(backend: Backend, show_exam: bool) -> Site {
         // Beta's submission is received later.
         t.clock.advance(Span::minutes(5));
     }
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
     Site {
-        t,
-        base: format!("http://{addr}"),
-        http,
+        web,
         phase,
         organiser,
         alice,
         alpha_submission,
-        _state: state,
-        _data: data,
     }
 }
 
 impl Site {
-    /// A page as `token`'s session (none: a visitor).
-    async fn page(&self, token: Option<&str>, path: &str) -> (u16, String) {
-        let mut r = self.http.get(format!("{}{path}", self.base));
-        if let Some(t) = token {
-            r = r.header("cookie", format!("pj_session={t}"));
-        }
-        let r = r.send().await.unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
-    }
-
     /// Any answer as text, with `token` as a bearer token (none: a visitor).
     async fn text(&self, token: Option<&str>, path: &str) -> (u16, String) {
-        let mut r = self.http.get(format!("{}{path}", self.base));
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        let r = r.send().await.unwrap();
+        let r = self.bearer(token, path).await;
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
-    /// An API answer as `token`'s caller (none: a visitor).
-    async fn api(&self, token: Option<&str>, path: &str) -> (u16, Value) {
-        let mut r = self.http.get(format!("{}{path}", self.base));
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        let r = r.send().await.unwrap();
+    /// An API answer to a GET as `token`'s caller (none: a visitor).
+    async fn api_get(&self, token: Option<&str>, path: &str) -> (u16, Value) {
+        let r = self.bearer(token, path).await;
         let status = r.status().as_u16();
         (status, r.json().await.unwrap_or(Value::Null))
     }
@@ -231,7 +187,7 @@ async fn equal_shown_figures_share_a_rank(backend: Backend) {
     let s = site(backend, true).await;
     for board in ["live", "final"] {
         let path = format!("/api/v1/challenges/cinc2017/leaderboard?board={board}");
-        let (status, b) = s.api(Some(&s.alice), &path).await;
+        let (status, b) = s.api_get(Some(&s.alice), &path).await;
         assert_eq!(status, 200, "{b}");
         let rows: Vec<(String, u64, f64)> = b["rows"]
             .as_array()
@@ -251,7 +207,7 @@ async fn equal_shown_figures_share_a_rank(backend: Backend) {
             "{board}"
         );
         // Organisers rank by the exact figures.
-        let (_, b) = s.api(Some(&s.organiser), &path).await;
+        let (_, b) = s.api_get(Some(&s.organiser), &path).await;
         assert_eq!(b["rows"][0]["team"], "Beta");
         assert_eq!(
             (&b["rows"][0]["rank"], &b["rows"][1]["rank"]),
@@ -327,7 +283,7 @@ async fn views_follow_the_rule(
         let sight = judge::visibility::sight(board_viewer, view, facts, 3);
         // The API's rows and ranks.
         let (status, b) = s
-            .api(
+            .api_get(
                 token,
                 &format!("/api/v1/challenges/cinc2017/leaderboard?board={board}"),
             )
@@ -389,7 +345,7 @@ async fn views_follow_the_rule(
     // Alpha's own submission, as its team and organisers see it (to anyone else it
     // does not exist).
     let path = format!("/api/v1/submissions/{}", s.alpha_submission);
-    let (status, sub) = s.api(token, &path).await;
+    let (status, sub) = s.api_get(token, &path).await;
     match who {
         Who::Visitor => assert!(matches!(status, 401 | 404), "{case}: {status} {sub}"),
         Who::Organiser | Who::Team => {

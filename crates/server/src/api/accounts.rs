@@ -4,7 +4,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::api::App;
+use crate::api::{App, check_name};
 use crate::auth::{Caller, Organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};
@@ -22,24 +22,6 @@ pub(super) fn router() -> OpenApiRouter<App> {
         .routes(routes!(create_user))
         .routes(routes!(me))
         .routes(routes!(create_token))
-}
-
-/// Names are shown on leaderboards and in messages: bounded, on one line.
-pub(crate) fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() {
-        return Err(ApiError::invalid(format!("{field} is empty")));
-    }
-    if name.chars().count() > 100 {
-        return Err(ApiError::invalid(format!(
-            "{field} is longer than 100 characters"
-        )));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(ApiError::invalid(format!(
-            "{field} has a control character (a line break, a tab, …)"
-        )));
-    }
-    Ok(())
 }
 
 /// An organiser creates an account (participant or organiser) and gets its first token.

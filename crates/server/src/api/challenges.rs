@@ -13,7 +13,7 @@ use utoipa::IntoParams;
 
 use store::{Definition, Phase, Quota};
 
-use crate::api::App;
+use crate::api::{App, check_limits, check_name, judge_challenge, resolve_phase, team_of};
 use crate::auth::{Caller, MaybeCaller, Organiser, maybe_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json, Query};
@@ -39,15 +39,6 @@ pub(super) fn router() -> OpenApiRouter<App> {
         .routes(routes!(about::list_announcements, about::post_announcement))
         .routes(routes!(about::delete_announcement))
         .routes(routes!(about::starter))
-}
-
-/// The judge's reading of a stored definition (its precision, its ranking numbers).
-pub(crate) fn judge_challenge(c: &store::Challenge) -> Result<judge::Challenge, ApiError> {
-    match &c.definition {
-        Definition::Builtin(id) => judge::Challenge::built_in(id),
-        Definition::Toml(text) => judge::Challenge::parse(text, &format!("challenge {}", c.id)),
-    }
-    .map_err(|e| ApiError::internal(&format_args!("stored definition of {}: {e}", c.id)))
 }
 
 pub(crate) fn ranking(c: &judge::Challenge) -> Vec<RankingView> {
@@ -196,7 +187,7 @@ pub(crate) async fn create(
     }
     let title = match new.title.as_deref().map(str::trim) {
         Some(t) if !t.is_empty() => {
-            crate::api::accounts::check_name("title", t)?;
+            check_name("title", t)?;
             t.to_owned()
         }
         _ => parsed.title.clone(),
@@ -261,7 +252,7 @@ pub(crate) async fn create_phase(
 
 /// A phase as the API is given it, checked, as the store keeps it.
 fn phase_of(new: NewPhase) -> Result<store::NewPhase, ApiError> {
-    crate::api::accounts::check_name("name", &new.name)?;
+    check_name("name", &new.name)?;
     let quota = match new.quota {
         None => Quota::default(),
         Some(QuotaInput::Total(n)) => Quota {
@@ -331,59 +322,10 @@ pub(crate) async fn update(
 ) -> Result<Json<ChallengeView>, ApiError> {
     let mut c = app.store.challenge(&id).await?;
     if let Some(t) = change.title.as_deref().map(str::trim) {
-        crate::api::accounts::check_name("title", t)?;
+        check_name("title", t)?;
         c = app.store.set_challenge_title(&id, t).await?;
     }
     Ok(Json(challenge_view(&app, &c, Some(&by)).await?))
-}
-
-/// Quota limits as the store keeps them: at most `i32::MAX` each.
-pub(crate) fn check_limits(quota: &Quota) -> Result<(), ApiError> {
-    for v in [quota.total, quota.per_day, quota.max_concurrent]
-        .into_iter()
-        .flatten()
-    {
-        if i64::from(v) > i64::from(i32::MAX) {
-            return Err(ApiError::invalid("a quota limit is at most 2147483647"));
-        }
-    }
-    Ok(())
-}
-
-/// Which phase a request means: the one named, else the open one, else the latest
-/// that opened, else the first to open.
-pub(crate) async fn resolve_phase(
-    app: &App,
-    challenge: &str,
-    name: Option<&str>,
-) -> Result<Phase, ApiError> {
-    let phases = app.store.phases(challenge).await?;
-    if phases.is_empty() {
-        // Tell a missing challenge from one without phases.
-        app.store.challenge(challenge).await?;
-    }
-    if let Some(name) = name {
-        return phases
-            .into_iter()
-            .find(|p| p.name == name)
-            .ok_or_else(|| ApiError::not_found("phase"));
-    }
-    let now = app.store.now();
-    if let Some(p) = app.store.open_phase(challenge, now).await? {
-        return Ok(p);
-    }
-    let latest_opened = phases
-        .iter()
-        .filter(|p| p.opens <= now)
-        .max_by_key(|p| p.opens);
-    let first_upcoming = phases
-        .iter()
-        .filter(|p| p.opens > now)
-        .min_by_key(|p| p.opens);
-    latest_opened
-        .or(first_upcoming)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found("phase"))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -391,21 +333,6 @@ pub(crate) async fn resolve_phase(
 pub(crate) struct PhaseQuery {
     /// The phase's name (default: the open one).
     pub phase: Option<String>,
-}
-
-/// The caller's team (in this challenge).
-pub(crate) async fn team_of(
-    app: &App,
-    user: &store::User,
-    challenge: &str,
-) -> Result<store::Team, ApiError> {
-    app.store.team_of(user.id, challenge).await?.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "not_member",
-            "you are in no team of this challenge (POST /api/v1/teams)",
-        )
-    })
 }
 
 /// What remains of the caller's team's quota in a phase (its own limits where an

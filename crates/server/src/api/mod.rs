@@ -1,9 +1,12 @@
-//! The routes and the OpenAPI document they make; the state behind them is `app.rs`.
+//! The routes and the OpenAPI document they make; the state behind them is `app.rs`,
+//! the lookups and input checks the handlers share `lookup.rs` and `checks.rs`.
 
 pub(crate) mod accounts;
 mod app;
 pub(crate) mod challenges;
+mod checks;
 mod events;
+mod lookup;
 mod ops;
 mod queue;
 mod rules;
@@ -27,6 +30,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub(crate) use app::App;
+pub(crate) use checks::{check_limits, check_name};
+pub(crate) use lookup::{judge_challenge, parse_id, resolve_phase, team_of};
 
 use crate::error::ApiError;
 
@@ -152,12 +157,6 @@ struct ApiDoc;
 pub(crate) fn openapi() -> utoipa::openapi::OpenApi {
     static DOC: OnceLock<utoipa::openapi::OpenApi> = OnceLock::new();
     DOC.get_or_init(|| routes().split_for_parts().1).clone()
-}
-
-/// A path's id as the store's id type; an id that does not parse names nothing (404,
-/// as an unknown one).
-pub(crate) fn parse_id<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, ApiError> {
-    text.parse().map_err(|_| ApiError::not_found(what))
 }
 
 #[cfg(test)]

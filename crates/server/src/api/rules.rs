@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use store::{AttemptKey, Figure, Outcome, Report, RescoreChange, RescoreId};
 
-use crate::api::challenges::{judge_challenge, leaderboard_view, resolve_phase};
-use crate::api::{App, parse_id};
+use crate::api::challenges::leaderboard_view;
+use crate::api::{App, judge_challenge, parse_id, resolve_phase};
 use crate::auth::Organiser;
 use crate::error::ApiError;
 use crate::json::{Body, Json};

@@ -12,8 +12,7 @@ use utoipa::IntoParams;
 
 use store::{Phase, Quota, Team, TeamId};
 
-use crate::api::challenges::{check_limits, resolve_phase};
-use crate::api::{App, parse_id};
+use crate::api::{App, check_limits, parse_id, resolve_phase};
 use crate::auth::Organiser;
 use crate::error::ApiError;
 use crate::json::{Body, Json, Query};

@@ -6,8 +6,7 @@ use axum::http::StatusCode;
 
 use store::{InvitationId, TeamId, User, UserId};
 
-use crate::api::accounts::check_name;
-use crate::api::{App, parse_id};
+use crate::api::{App, check_name, parse_id};
 use crate::auth::{Caller, is_organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};

@@ -38,8 +38,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::api::App;
-use crate::api::challenges::{resolve_phase, team_of};
+use crate::api::{App, check_name, resolve_phase, team_of};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json::{Json, Query};
@@ -175,7 +174,7 @@ pub(crate) async fn upload(
     };
     let method = q.method.filter(|m| !m.trim().is_empty());
     if let Some(m) = &method {
-        crate::api::accounts::check_name("method", m)?;
+        check_name("method", m)?;
     }
     if q.description
         .as_ref()

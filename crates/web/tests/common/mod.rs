@@ -1,5 +1,7 @@
-//! What the browser tests share: chromedriver with a headless Chromium session, and
-//! small helpers that wait for the page rather than for the clock.
+//! What the web tests share: a site over a fresh store with its accounts and forms
+//! (`site`), the platform with real workers (`served`), chromedriver with a headless
+//! Chromium session, and small helpers that wait for the page rather than for the
+//! clock. Each test binary uses its own part of it.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -10,6 +12,25 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 pub mod served;
+pub mod site;
+
+/// `both!(case, …)`: each `async fn case(Backend)` as two tests, `case::sqlite` and
+/// `case::postgres`.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(store::Backend::Sqlite).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(store::Backend::Postgres).await;
+            }
+        }
+    )+};
+}
 
 pub struct Driver(Child);
 
@@ -138,4 +159,19 @@ pub async fn fits(c: &Client, width: u32) {
         "{scroll} px wide at {width} px: {}",
         c.current_url().await.unwrap()
     );
+}
+
+/// Signs `name` in through the login form of the site at `base`, as a person would.
+pub async fn sign_in(c: &Client, base: &str, name: &str, password: &str) {
+    c.goto(&format!("{base}/login")).await.unwrap();
+    fill(c, "#name", name).await;
+    fill(c, "#password", password).await;
+    click(c, "form.stack button[type=submit]").await;
+    wait_text(c, "header.site", name).await;
+}
+
+/// Signs out with the header's button.
+pub async fn sign_out(c: &Client) {
+    click(c, "header.site form button").await;
+    wait_text(c, "header.site", "Sign in").await;
 }

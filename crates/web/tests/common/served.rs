@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use store::testing::TestStore;
-use store::{Backend, Definition, NewPhase, Quota, Rule, Split};
+use store::{Backend, Definition};
 
 /// CinC 2017 over a generated data set of 10 records (quick runs) written to `data`,
 /// with one phase, "open", from a day ago to a day ahead.
@@ -24,22 +24,9 @@ pub async fn open_cinc2017(t: &TestStore, data: &Path) {
     )
     .await
     .unwrap();
-    let now = t.now();
-    t.create_phase(
-        "cinc2017",
-        &NewPhase {
-            name: "open".into(),
-            opens: now - chrono::Duration::days(1),
-            closes: now + chrono::Duration::days(1),
-            selection_closes: None,
-            quota: Quota::default(),
-            scored_split: Split::Exam,
-            show_exam: true,
-            rule: Rule::Best,
-        },
-    )
-    .await
-    .unwrap();
+    t.create_phase("cinc2017", &super::site::open_phase("open", t.now()))
+        .await
+        .unwrap();
 }
 
 /// The platform as `physiojudge serve` assembles it over `t` and `state`: the local

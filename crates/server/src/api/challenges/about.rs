@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use store::AnnouncementId;
 
-use crate::api::{App, parse_id};
+use crate::api::{App, judge_challenge, parse_id};
 use crate::auth::{MaybeCaller, Organiser};
 use crate::error::ApiError;
 use crate::json::{Body, Json};
@@ -128,7 +128,7 @@ pub(crate) async fn starter(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let c = app.store.challenge(&id).await?;
-    let j = super::judge_challenge(&c)?;
+    let j = judge_challenge(&c)?;
     let folder = format!("{}-starter", c.id);
     let bytes = crate::starter::kit_zip(&j.id, &folder)
         .ok_or_else(|| ApiError::not_found("starter kit"))?
