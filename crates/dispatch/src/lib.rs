@@ -12,7 +12,7 @@
 //!
 //! Before its first take a worker announces what it runs (judge version, runtime lock,
 //! slots, host): a worker of another build than the server's is refused
-//! ([`DispatchError::WrongVersion`]), and so are a draining worker's takes and a
+//! ([`WorkerRefusal::WrongVersion`]), and so are a draining worker's takes and a
 //! disabled worker's everything. These rules are the store's (`store::Store::
 //! announce_worker`, `take_job`), so every backend keeps them alike.
 //!
@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 pub use local::{LocalDispatch, LocalQueue, QueueConfig, Reconciler, error_report, under};
 pub use store::{
     Announcement, AttemptKey, Blame, Build, Definition, Job, Manifest, Report, ResultId, State,
-    WorkerId,
+    WorkerId, WorkerRefusal,
 };
 
 /// The folder of result folders under a state folder (the server's, a worker's).
@@ -114,33 +114,15 @@ pub enum Standing {
 /// What can go wrong talking to the queue.
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
-    /// The attempt is not this worker's running one: a duplicate or late report, or a
-    /// stranger's. Nothing was changed; do not try again.
+    /// The queue refused the worker (disabled, draining, of another build: an
+    /// organiser's decision or an upgrade is awaited) or the attempt it named (not its
+    /// running one: a duplicate or late report, or a stranger's). Nothing was changed;
+    /// asking again the same way cannot succeed.
     ///
-    /// The refusals' texts are the store's (`store::Error`), which decides them, so that
-    /// a local worker and a remote one say the same.
-    #[error("{}", store::Error::AttemptRefused { attempt: *attempt, why: why.clone() })]
-    Refused { attempt: AttemptKey, why: String },
-    /// This worker is disabled: it may not take jobs, heartbeat or report (an organiser
-    /// enables it again).
-    #[error("{}", store::Error::WorkerDisabled(.0.clone()))]
-    WorkerDisabled(String),
-    /// This worker is draining: it finishes its running attempts and takes no new job
-    /// (an organiser enables it again).
-    #[error("{}", store::Error::WorkerDraining(.0.clone()))]
-    WorkerDraining(String),
-    /// This worker runs another judge build than the server: it may not take jobs.
-    /// `worker` is what it announced (`None`: nothing).
-    #[error("{}", store::Error::WrongVersion {
-        worker: name.clone(),
-        announced: worker.clone(),
-        server: server.clone(),
-    })]
-    WrongVersion {
-        name: String,
-        worker: Option<Build>,
-        server: Build,
-    },
+    /// The refusal is the store's own value, which decides it, so that a local worker
+    /// and a remote one say the same.
+    #[error(transparent)]
+    Refused(WorkerRefusal),
     /// The queue's store failed (a database fault, not a refusal): worth trying again.
     #[error(transparent)]
     Store(store::Error),
@@ -158,20 +140,7 @@ pub enum DispatchError {
 impl From<store::Error> for DispatchError {
     fn from(e: store::Error) -> DispatchError {
         match e {
-            store::Error::AttemptRefused { attempt, why } => {
-                DispatchError::Refused { attempt, why }
-            }
-            store::Error::WorkerDisabled(name) => DispatchError::WorkerDisabled(name),
-            store::Error::WorkerDraining(name) => DispatchError::WorkerDraining(name),
-            store::Error::WrongVersion {
-                worker,
-                announced,
-                server,
-            } => DispatchError::WrongVersion {
-                name: worker,
-                worker: announced,
-                server,
-            },
+            store::Error::Refused(r) => DispatchError::Refused(r),
             e => DispatchError::Store(e),
         }
     }
@@ -204,7 +173,7 @@ pub trait Dispatch: Send + Sync {
         progress: &'a RunProgress,
     ) -> BoxFuture<'a, Result<Standing, DispatchError>>;
 
-    /// How the attempt ended; accepted once ([`DispatchError::Refused`] after that). An
+    /// How the attempt ended; accepted once ([`WorkerRefusal::Attempt`] after that). An
     /// `error` is the worker's own ([`Blame::Worker`]: it counts towards disabling the
     /// worker after repeated ones).
     fn report<'a>(

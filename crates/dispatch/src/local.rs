@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use store::{
     Announcement, AttemptKey, Blame, Error, NewSubmission, Outcome, Reconciled, Report, ResultId,
-    Store, Submission, SubmissionId, UserId, WorkerId,
+    Store, Submission, SubmissionId, UserId, WorkerId, WorkerRefusal,
 };
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -266,7 +266,7 @@ impl LocalQueue {
     /// [`LocalQueue::dispatcher`] for a worker that says what it runs: `announcement` is
     /// given to the store before the first take ([`Store::announce_worker`]), and a take
     /// of a worker of another build than the server's is refused
-    /// ([`DispatchError::WrongVersion`]).
+    /// ([`WorkerRefusal::WrongVersion`](crate::WorkerRefusal::WrongVersion)).
     pub fn dispatcher_as(
         &self,
         worker: WorkerId,
@@ -499,7 +499,7 @@ impl LocalDispatch {
                 self.queue.lock_progress().insert(key, progress.clone());
                 Ok(Standing::Held { until })
             }
-            Err(Error::AttemptRefused { why, .. }) => {
+            Err(Error::Refused(WorkerRefusal::Attempt { why, .. })) => {
                 self.queue.forget(key);
                 let state = inner
                     .store
@@ -509,7 +509,7 @@ impl LocalDispatch {
                     .map(|s| s.state);
                 Ok(Standing::Lost { why, state })
             }
-            Err(Error::WorkerDisabled(name)) => {
+            Err(Error::Refused(WorkerRefusal::Disabled(name))) => {
                 self.queue.forget(key);
                 Ok(Standing::Lost {
                     why: format!("worker {name:?} was disabled"),

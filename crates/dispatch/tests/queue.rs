@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dispatch::{
     Announcement, Blame, Build, Dispatch, DispatchError, LocalQueue, QueueConfig, RunProgress,
-    Standing,
+    Standing, WorkerRefusal,
 };
 use store::testing::TestStore;
 use store::{
@@ -172,14 +172,17 @@ async fn a_result_is_accepted_once(backend: Backend) {
     assert_eq!(f.queue.progress(s.id), None);
     // The same report again, and a failed one: both refused, nothing changed.
     let again = w.report(&a.lease, &scored()).await.unwrap_err();
-    assert!(matches!(again, DispatchError::Refused { .. }), "{again}");
+    assert!(
+        matches!(again, DispatchError::Refused(WorkerRefusal::Attempt { .. })),
+        "{again}"
+    );
     assert!(!again.is_transient());
     let mut failed = scored();
     failed.outcome = Outcome::Failed;
     failed.figures.clear();
     assert!(matches!(
         w.report(&a.lease, &failed).await.unwrap_err(),
-        DispatchError::Refused { .. }
+        DispatchError::Refused(WorkerRefusal::Attempt { .. })
     ));
     assert_eq!(f.t.results(s.id).await.unwrap().len(), 1);
     // A heartbeat for the ended attempt: stop.
@@ -243,7 +246,7 @@ async fn a_lapsed_lease_is_lost_and_the_job_requeued(backend: Backend) {
     }
     assert!(matches!(
         w1.report(&a.lease, &scored()).await.unwrap_err(),
-        DispatchError::Refused { .. }
+        DispatchError::Refused(WorkerRefusal::Attempt { .. })
     ));
     // Attempt 2 goes to another worker and is scored.
     let b = w2.take(Duration::ZERO).await.unwrap().expect("attempt 2");
@@ -276,7 +279,7 @@ async fn a_disabled_worker_loses_its_lease(backend: Backend) {
     ));
     assert!(matches!(
         w.take(Duration::ZERO).await.unwrap_err(),
-        DispatchError::WorkerDisabled(_)
+        DispatchError::Refused(WorkerRefusal::Disabled(_))
     ));
 }
 
@@ -401,7 +404,10 @@ async fn a_draining_worker_finishes_its_run_and_takes_nothing(backend: Backend) 
     assert_eq!(f.state(&a1).await, State::Scored);
     // No new take, with a refusal that says why and what to do.
     let e = w.take(Duration::ZERO).await.unwrap_err();
-    assert!(matches!(e, DispatchError::WorkerDraining(_)), "{e}");
+    assert!(
+        matches!(e, DispatchError::Refused(WorkerRefusal::Draining(_))),
+        "{e}"
+    );
     assert!(e.to_string().contains("enable"), "{e}");
     assert!(!e.is_transient());
     assert_eq!(f.state(&b1).await, State::Queued);
@@ -438,7 +444,7 @@ async fn a_disabled_worker_s_run_is_retried_elsewhere(backend: Backend) {
     ));
     assert!(matches!(
         w1.report(&run.lease, &scored()).await.unwrap_err(),
-        DispatchError::WorkerDisabled(_)
+        DispatchError::Refused(WorkerRefusal::Disabled(_))
     ));
     let retry = waiting.await.unwrap().unwrap().expect("attempt 2");
     assert_eq!(retry.job.attempt.submission, s.id);
@@ -474,13 +480,13 @@ async fn a_worker_of_another_build_is_refused(backend: Backend) {
         },
     );
     match old.take(Duration::ZERO).await.unwrap_err() {
-        DispatchError::WrongVersion {
-            name,
+        DispatchError::Refused(WorkerRefusal::WrongVersion {
             worker,
+            announced,
             server,
-        } => {
-            assert_eq!(name, "old");
-            assert_eq!(worker.unwrap().judge_version, "0.1.0");
+        }) => {
+            assert_eq!(worker, "old");
+            assert_eq!(announced.unwrap().judge_version, "0.1.0");
             assert_eq!(server, server_build());
         }
         e => panic!("{e}"),
@@ -535,7 +541,7 @@ async fn repeated_errors_disable_a_worker(backend: Backend) {
     }
     assert!(matches!(
         w.take(Duration::ZERO).await.unwrap_err(),
-        DispatchError::WorkerDisabled(_)
+        DispatchError::Refused(WorkerRefusal::Disabled(_))
     ));
     let worker = f.t.worker(id).await.unwrap();
     assert_eq!(worker.state, store::WorkerState::Disabled);

@@ -9,7 +9,7 @@ use dispatch::{
 };
 use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
-use store::{Announcement, AttemptKey, Build, Report, ResultId, WorkerId};
+use store::{Announcement, AttemptKey, Build, Report, ResultId, WorkerId, WorkerRefusal};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
@@ -143,20 +143,20 @@ impl Refusing<'_> {
         let name = self.name.to_owned();
         let said = format!("{what}: {status} {}: {}", e.code, e.message.trim());
         match (e.code.as_str(), self.attempt) {
-            ("attempt_refused", Some(attempt)) => DispatchError::Refused {
+            ("attempt_refused", Some(attempt)) => DispatchError::Refused(WorkerRefusal::Attempt {
                 attempt,
                 why: e.message,
-            },
-            ("worker_disabled", _) => DispatchError::WorkerDisabled(name),
-            ("worker_draining", _) => DispatchError::WorkerDraining(name),
-            ("wrong_version", _) => DispatchError::WrongVersion {
-                name,
-                worker: Some(self.build.clone()),
+            }),
+            ("worker_disabled", _) => DispatchError::Refused(WorkerRefusal::Disabled(name)),
+            ("worker_draining", _) => DispatchError::Refused(WorkerRefusal::Draining(name)),
+            ("wrong_version", _) => DispatchError::Refused(WorkerRefusal::WrongVersion {
+                worker: name,
+                announced: Some(self.build.clone()),
                 server: e.server.unwrap_or(Build {
                     judge_version: "(not said)".into(),
                     runtime_lock: "(not said)".into(),
                 }),
-            },
+            }),
             _ if status.is_server_error()
                 || status == StatusCode::REQUEST_TIMEOUT
                 || status == StatusCode::TOO_MANY_REQUESTS
@@ -525,7 +525,7 @@ impl RemoteDispatch {
             .await;
         match answer::<Standing>(r, "heartbeat", &self.refusing(Some(lease.attempt))).await {
             // A disabled worker's attempts are over: as a local worker hears it.
-            Err(DispatchError::WorkerDisabled(name)) => Ok(Standing::Lost {
+            Err(DispatchError::Refused(WorkerRefusal::Disabled(name))) => Ok(Standing::Lost {
                 why: format!("worker {name:?} was disabled"),
                 state: None,
             }),

@@ -92,7 +92,7 @@ impl ApiError {
 
 impl From<store::Error> for ApiError {
     fn from(e: store::Error) -> ApiError {
-        use store::Error as E;
+        use store::{Error as E, WorkerRefusal};
         match e {
             E::NotFound { what, .. } => ApiError::not_found(what),
             E::Exists { .. } | E::NameTaken { .. } => ApiError::conflict("exists", e.to_string()),
@@ -138,16 +138,23 @@ impl From<store::Error> for ApiError {
                 a.retry_after = Some(retry_after);
                 a
             }
-            E::WorkerDisabled(_) => {
-                ApiError::new(StatusCode::FORBIDDEN, "worker_disabled", e.to_string())
-            }
-            E::WorkerDraining(_) => {
-                ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
-            }
-            E::WrongVersion { ref server, .. } => {
-                let server = crate::views::BuildView::from(server);
-                ApiError::conflict("wrong_version", e.to_string()).with("server", server)
-            }
+            // Every refusal of the queue answered here, so that a new one cannot fall
+            // through to "internal" below.
+            E::Refused(ref r) => match r {
+                WorkerRefusal::Attempt { .. } => {
+                    ApiError::conflict("attempt_refused", e.to_string())
+                }
+                WorkerRefusal::Disabled(_) => {
+                    ApiError::new(StatusCode::FORBIDDEN, "worker_disabled", e.to_string())
+                }
+                WorkerRefusal::Draining(_) => {
+                    ApiError::new(StatusCode::FORBIDDEN, "worker_draining", e.to_string())
+                }
+                WorkerRefusal::WrongVersion { server, .. } => {
+                    let server = crate::views::BuildView::from(server);
+                    ApiError::conflict("wrong_version", e.to_string()).with("server", server)
+                }
+            },
             E::WorkerState { from, .. } => {
                 let state = crate::views::WorkerStateName::from(from);
                 ApiError::conflict("worker_state", e.to_string()).with("worker_state", state)
@@ -160,7 +167,6 @@ impl From<store::Error> for ApiError {
                 "idempotency_key_reused",
                 e.to_string(),
             ),
-            E::AttemptRefused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
             E::DataChanged { .. } => ApiError::conflict("data_changed", e.to_string()),
             E::NotPublishable { ref blockers, .. } => {
                 let list: Vec<crate::views::BlockerView> =

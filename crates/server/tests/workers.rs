@@ -10,7 +10,7 @@ use std::time::Duration as StdDuration;
 use serde_json::{Value, json};
 
 use common::*;
-use store::Backend;
+use store::{Backend, WorkerRefusal};
 
 both!(
     workers_are_listed_and_controlled_by_organisers_only,
@@ -83,7 +83,10 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
         instance: None,
     };
     let e = checked.announce_worker(wid, &old).await.unwrap_err();
-    assert!(matches!(e, store::Error::WrongVersion { .. }), "{e}");
+    assert!(
+        matches!(e, store::Error::Refused(WorkerRefusal::WrongVersion { .. })),
+        "{e}"
+    );
     let list = h.get(org, "/api/v1/workers").await;
     let w = worker(&list.json, &id);
     assert_eq!(
@@ -175,7 +178,7 @@ async fn workers_are_listed_and_controlled_by_organisers_only(b: Backend) {
     );
     assert!(matches!(
         checked.heartbeat(wid, job.attempt, LEASE).await,
-        Err(store::Error::WorkerDisabled(_))
+        Err(store::Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     let a = h.post_empty(org, &drain).await;
     assert_eq!((a.status, a.code()), (409, "worker_state"), "{a:?}");

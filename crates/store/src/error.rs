@@ -119,35 +119,11 @@ pub enum Error {
     #[error("unknown or revoked token")]
     BadToken,
 
-    /// The worker is disabled: it may not take jobs, heartbeat or report.
-    #[error(
-        "worker {0:?} is disabled: it takes no job and its heartbeats and reports are \
-         refused until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
-    )]
-    WorkerDisabled(String),
-
-    /// The worker is draining: it finishes its running attempts and takes no new job.
-    #[error(
-        "worker {0:?} is draining: it finishes its running attempts and takes no new job \
-         until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
-    )]
-    WorkerDraining(String),
-
-    /// The worker runs another judge build than the server: it may not take jobs.
-    #[error(
-        "worker {worker:?} runs {}, this server runs {server}: install the server's \
-         physiojudge (the same version and runtime lock) on that machine and start the \
-         worker again", match .announced {
-            Some(b) => b.to_string(),
-            None => "a judge it did not announce".to_owned(),
-        }
-    )]
-    WrongVersion {
-        worker: String,
-        /// What the worker announced (`None`: nothing).
-        announced: Option<crate::model::Build>,
-        server: crate::model::Build,
-    },
+    /// The queue refused a worker's call: the worker (disabled, draining, of another
+    /// build) or the attempt it named (not its running one). One type for the store and
+    /// the queue backends (`dispatch`), so that they say the same and map alike.
+    #[error(transparent)]
+    Refused(#[from] WorkerRefusal),
 
     /// A worker's state change the worker state machine does not allow.
     #[error("worker {worker:?} is {from}: it cannot become {to}{}", match (.from, .to) {
@@ -164,12 +140,6 @@ pub enum Error {
     /// Pausing a challenge whose judging is paused, or resuming one whose is not.
     #[error("judging of challenge {challenge:?} is {}", if *.paused { "already paused" } else { "not paused" })]
     PauseState { challenge: String, paused: bool },
-
-    /// A result or a heartbeat for an attempt that is not the submission's current,
-    /// running one of this worker: a duplicate, a late report after the lease lapsed
-    /// and the reconciler moved on, or a stranger's.
-    #[error("attempt {attempt} refused: {why}")]
-    AttemptRefused { attempt: AttemptKey, why: String },
 
     /// The challenge's data folder no longer matches the manifest it was registered with.
     #[error("data folder {} differs from its manifest: {}", .path.display(), .differences.join("; "))]
@@ -214,6 +184,50 @@ pub enum Error {
     /// The system's random source failed.
     #[error("random source: {0}")]
     Random(String),
+}
+
+/// Why the queue refuses a worker's call: the worker may not take jobs (disabled,
+/// draining, of another build than the server's), or the attempt it names is not its
+/// running one. The store decides these ([`Error::Refused`]); `dispatch` carries the
+/// same value to a worker, local or remote, so every side says the same words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkerRefusal {
+    /// A result or a heartbeat for an attempt that is not the submission's current,
+    /// running one of this worker: a duplicate, a late report after the lease lapsed
+    /// and the reconciler moved on, or a stranger's. (A rescoring's replacement of an
+    /// attempt's result whose live result moved on is refused so too.)
+    #[error("attempt {attempt} refused: {why}")]
+    Attempt { attempt: AttemptKey, why: String },
+
+    /// The worker is disabled: it may not take jobs, heartbeat or report.
+    #[error(
+        "worker {0:?} is disabled: it takes no job and its heartbeats and reports are \
+         refused until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
+    )]
+    Disabled(String),
+
+    /// The worker is draining: it finishes its running attempts and takes no new job.
+    #[error(
+        "worker {0:?} is draining: it finishes its running attempts and takes no new job \
+         until an organiser enables it (POST /api/v1/workers/{{id}}/enable)"
+    )]
+    Draining(String),
+
+    /// The worker runs another judge build than the server: it may not take jobs.
+    #[error(
+        "worker {worker:?} runs {}, this server runs {server}: install the server's \
+         physiojudge (the same version and runtime lock) on that machine and start the \
+         worker again", match .announced {
+            Some(b) => b.to_string(),
+            None => "a judge it did not announce".to_owned(),
+        }
+    )]
+    WrongVersion {
+        worker: String,
+        /// What the worker announced (`None`: nothing).
+        announced: Option<crate::model::Build>,
+        server: crate::model::Build,
+    },
 }
 
 impl From<sqlx::Error> for Error {

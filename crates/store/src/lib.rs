@@ -87,7 +87,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
 pub use about::{About, ChallengeAnnouncement, MAX_TEXT_CHARS, MAX_TITLE_CHARS, NewAbout};
-pub use error::Error;
+pub use error::{Error, WorkerRefusal};
 pub use manifest::Manifest;
 pub use model::*;
 pub use team_rules::MAX_REASON_CHARS;
@@ -318,7 +318,7 @@ impl Store {
 
     /// The same store, which hands jobs only to workers that announced this judge build
     /// (the server's own): another worker's take is refused with
-    /// [`Error::WrongVersion`] (docs/service.md, "Workers"). Without it, any build may
+    /// [`WorkerRefusal::WrongVersion`] (docs/service.md, "Workers"). Without it, any build may
     /// take jobs (tests of the queue alone).
     pub fn with_build(mut self, build: Build) -> Store {
         self.build = Some(Arc::new(build));

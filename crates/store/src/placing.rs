@@ -17,7 +17,7 @@ impl Store {
     /// never ends while `place` runs: a result folder never changes behind an accepted
     /// result, whichever server took the report.
     ///
-    /// Refused with [`Error::AttemptRefused`] (saying why) when the attempt is not the
+    /// Refused with [`WorkerRefusal::Attempt`](crate::WorkerRefusal::Attempt) (saying why) when the attempt is not the
     /// worker's running one; `place`'s own failure is the inner `Err`. Nothing is
     /// written: the lock is the point. Keep `place` short (a rename and an fsync):
     /// writes of the attempt wait for it.

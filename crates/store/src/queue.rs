@@ -11,7 +11,7 @@ use crate::users::not_found;
 use crate::{
     AttemptKey, Better, Blame, Build, Error, Figure, Job, Outcome, PhaseId, Reason, Reconciled,
     Report, RescoreId, ResultId, ResultRecord, Split, State, Store, SubmissionId, TeamId, WorkerId,
-    WorkerState, count, time, us,
+    WorkerRefusal, WorkerState, count, time, us,
 };
 
 /// How many times `take_job` starts over when a team turned out to be at its running cap
@@ -58,8 +58,10 @@ async fn worker_seen(
         .ok_or_else(|| not_found("worker", worker))?;
     let name: String = r.get("name")?;
     match WorkerState::parse_stored(&r.get::<String>("state")?)? {
-        WorkerState::Disabled => return Err(Error::WorkerDisabled(name)),
-        WorkerState::Draining if seen == Seen::Take => return Err(Error::WorkerDraining(name)),
+        WorkerState::Disabled => return Err(Error::Refused(WorkerRefusal::Disabled(name))),
+        WorkerState::Draining if seen == Seen::Take => {
+            return Err(Error::Refused(WorkerRefusal::Draining(name)));
+        }
         _ => {}
     }
     if seen == Seen::Take
@@ -76,11 +78,11 @@ async fn worker_seen(
             _ => None,
         };
         if announced.as_ref() != Some(server) {
-            return Err(Error::WrongVersion {
+            return Err(Error::Refused(WorkerRefusal::WrongVersion {
                 worker: name,
                 announced,
                 server: server.clone(),
-            });
+            }));
         }
     }
     Ok(())
@@ -134,7 +136,7 @@ async fn taken_before(
     })))
 }
 
-/// Why an attempt is not this worker's current one (for [`Error::AttemptRefused`]).
+/// Why an attempt is not this worker's current one (for [`WorkerRefusal::Attempt`]).
 pub(crate) async fn why_refused(
     tx: &mut Tx,
     key: AttemptKey,
@@ -173,7 +175,7 @@ pub(crate) async fn why_refused(
             }
         }
     };
-    Ok(Error::AttemptRefused { attempt: key, why })
+    Ok(Error::Refused(WorkerRefusal::Attempt { attempt: key, why }))
 }
 
 fn figure_from(r: &Row) -> Result<Figure, Error> {
@@ -282,10 +284,10 @@ async fn insert_result(
     .await
     .map_err(|e| {
         if e.is_unique_violation() {
-            Error::AttemptRefused {
+            Error::Refused(WorkerRefusal::Attempt {
                 attempt: key,
                 why: "a result for this attempt is already stored".to_owned(),
-            }
+            })
         } else {
             e
         }
@@ -405,7 +407,7 @@ impl Store {
             match self.try_take(worker, lease, challenges, take).await {
                 Ok(Some(outcome)) => return Ok(outcome),
                 Ok(None) => {}
-                Err(e @ Error::WrongVersion { .. }) => {
+                Err(e @ Error::Refused(WorkerRefusal::WrongVersion { .. })) => {
                     // Shown to organisers (the take's own transaction was rolled back).
                     self.record_refusal(worker, &e.to_string()).await?;
                     return Err(e);
@@ -537,7 +539,7 @@ impl Store {
     }
 
     /// The worker is still on the attempt: its lease now ends at `now + lease`.
-    /// [`Error::AttemptRefused`] when the attempt is not this worker's running one any
+    /// [`WorkerRefusal::Attempt`] when the attempt is not this worker's running one any
     /// more (the reconciler ended it, or a result was reported): the worker should stop.
     pub async fn heartbeat(
         &self,
@@ -569,7 +571,7 @@ impl Store {
 
     /// The worker reports how an attempt ended. Accepted once: the attempt must be the
     /// submission's current, running attempt and this worker's, not yet ended; a
-    /// duplicate, late or stranger's report is [`Error::AttemptRefused`] and changes
+    /// duplicate, late or stranger's report is [`WorkerRefusal::Attempt`] and changes
     /// nothing. A report that arrives after the lease lapsed but before the reconciler
     /// ran is still accepted (the work is done). An `error` outcome (the judge's fault,
     /// not the entry's) queues the submission again for a new attempt while it has
@@ -647,10 +649,10 @@ impl Store {
             {
                 Ok(()) => {}
                 Err(Error::Transition { .. }) => {
-                    return Err(Error::AttemptRefused {
+                    return Err(Error::Refused(WorkerRefusal::Attempt {
                         attempt: key,
                         why: "the attempt is no longer the submission's running one".to_owned(),
-                    });
+                    }));
                 }
                 Err(e) => return Err(e),
             }
@@ -955,12 +957,14 @@ pub(crate) async fn replace_in(
             ],
         )
         .await?
-        .ok_or_else(|| Error::AttemptRefused {
-            attempt: key,
-            why: match expected {
-                Some(r) => format!("its live result is no longer {r}"),
-                None => "it has no result to replace".to_owned(),
-            },
+        .ok_or_else(|| {
+            Error::Refused(WorkerRefusal::Attempt {
+                attempt: key,
+                why: match expected {
+                    Some(r) => format!("its live result is no longer {r}"),
+                    None => "it has no result to replace".to_owned(),
+                },
+            })
         })?;
     let outcome = Outcome::parse_stored(&live.get::<String>("outcome")?)?;
     if outcome != report.outcome {

@@ -13,8 +13,8 @@ use crate::queue::{Ending, end_running};
 use crate::users::{WORKER_COLUMNS, not_found, worker_from};
 use crate::{
     Announcement, AttemptKey, Blame, Challenge, Error, Policy, Reconciled, Store, SubmissionId,
-    UserId, Worker, WorkerHistoryEntry, WorkerId, WorkerState, WorkerStateReason, WorkerStatus,
-    count, time, us,
+    UserId, Worker, WorkerHistoryEntry, WorkerId, WorkerRefusal, WorkerState, WorkerStateReason,
+    WorkerStatus, count, time, us,
 };
 
 /// How far back [`WorkerStatus::recent_errors`] looks.
@@ -192,7 +192,7 @@ impl Store {
     /// A worker says what it runs (its judge build, slots, host) before it takes jobs:
     /// recorded, for organisers to see. When the store checks builds
     /// ([`Store::with_build`]) and this is not the server's, the refusal is recorded on
-    /// the worker too and returned as [`Error::WrongVersion`]; a later announcement of
+    /// the worker too and returned as [`WorkerRefusal::WrongVersion`]; a later announcement of
     /// the right build clears it.
     pub async fn announce_worker(&self, id: WorkerId, a: &Announcement) -> Result<Worker, Error> {
         if let Some(i) = &a.instance
@@ -208,11 +208,13 @@ impl Store {
             let now = us(self.now_in(&mut tx).await?);
             let w = worker_in(&mut tx, id).await?;
             let refusal = match self.build() {
-                Some(server) if *server != a.build => Some(Error::WrongVersion {
-                    worker: w.name.clone(),
-                    announced: Some(a.build.clone()),
-                    server: server.clone(),
-                }),
+                Some(server) if *server != a.build => {
+                    Some(Error::Refused(WorkerRefusal::WrongVersion {
+                        worker: w.name.clone(),
+                        announced: Some(a.build.clone()),
+                        server: server.clone(),
+                    }))
+                }
                 _ => None,
             };
             if let Some(instance) = &a.instance {
@@ -294,7 +296,7 @@ impl Store {
     }
 
     /// Drains a worker: it finishes its running attempts (their heartbeats and reports
-    /// are accepted) and takes no new job ([`Error::WorkerDraining`]) until enabled.
+    /// are accepted) and takes no new job ([`WorkerRefusal::Draining`]) until enabled.
     pub async fn drain_worker(
         &self,
         id: WorkerId,

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dispatch::{Dispatch, DispatchError, RunProgress};
+use dispatch::{Dispatch, DispatchError, RunProgress, WorkerRefusal};
 use serde::{Deserialize, Serialize};
 use store::{AttemptKey, Outcome};
 use tokio::sync::watch;
@@ -289,10 +289,11 @@ async fn slot_loop(shared: Arc<Shared>, slot: usize, mut stop: watch::Receiver<b
                 // a take's wait.
                 let refused = matches!(
                     e,
-                    DispatchError::WorkerDisabled(_)
-                        | DispatchError::WorkerDraining(_)
-                        | DispatchError::WrongVersion { .. }
-                        | DispatchError::Rejected(_)
+                    DispatchError::Refused(
+                        WorkerRefusal::Disabled(_)
+                            | WorkerRefusal::Draining(_)
+                            | WorkerRefusal::WrongVersion { .. }
+                    ) | DispatchError::Rejected(_)
                 );
                 if refused {
                     tracing::warn!(slot, "{e}: not taking jobs");

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dispatch::{Assignment, Blame, DispatchError, Lease, RunProgress, Standing};
+use dispatch::{Assignment, Blame, DispatchError, Lease, RunProgress, Standing, WorkerRefusal};
 use judge::{CancelToken, EvalResult, Judge, JudgeError, Request};
 use store::{AttemptKey, Definition, Report};
 use tokio::sync::watch;
@@ -300,7 +300,7 @@ async fn deliver(
                     reason,
                 };
             }
-            Err(DispatchError::Refused { why, .. }) => {
+            Err(DispatchError::Refused(WorkerRefusal::Attempt { why, .. })) => {
                 tracing::warn!(attempt = %lease.attempt, "report refused: {why}");
                 return Ending::Refused { why };
             }

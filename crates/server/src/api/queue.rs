@@ -72,19 +72,7 @@ fn queue(app: &App) -> Result<&LocalQueue, ApiError> {
 /// rest of the API answers them.
 fn refused(e: DispatchError) -> ApiError {
     match e {
-        DispatchError::Refused { .. } => ApiError::conflict("attempt_refused", e.to_string()),
-        DispatchError::WorkerDisabled(name) => store::Error::WorkerDisabled(name).into(),
-        DispatchError::WorkerDraining(name) => store::Error::WorkerDraining(name).into(),
-        DispatchError::WrongVersion {
-            name,
-            worker,
-            server,
-        } => store::Error::WrongVersion {
-            worker: name,
-            announced: worker,
-            server,
-        }
-        .into(),
+        DispatchError::Refused(r) => store::Error::Refused(r).into(),
         DispatchError::Store(e) => e.into(),
         DispatchError::Unreachable(why) | DispatchError::Rejected(why) => ApiError::internal(&why),
     }

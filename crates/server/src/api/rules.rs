@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use store::{AttemptKey, Figure, Outcome, Report, RescoreChange, RescoreId};
+use store::{AttemptKey, Figure, Outcome, Report, RescoreChange, RescoreId, WorkerRefusal};
 
 use crate::api::challenges::leaderboard_view;
 use crate::api::{App, judge_challenge, parse_id, resolve_phase};
@@ -322,7 +322,7 @@ pub(crate) async fn cancel_rescore(
 /// A rescoring no longer pending, or one whose results moved on: a state conflict.
 fn decision_refused(e: store::Error) -> ApiError {
     match e {
-        store::Error::Invalid { .. } | store::Error::AttemptRefused { .. } => {
+        store::Error::Invalid { .. } | store::Error::Refused(WorkerRefusal::Attempt { .. }) => {
             ApiError::conflict("state_conflict", e.to_string())
         }
         e => e.into(),

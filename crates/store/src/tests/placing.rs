@@ -21,7 +21,7 @@ async fn placing_holds_the_attempt_against_its_ending(t: &TestStore) {
     // Another worker may not place anything for the attempt.
     let r = t.while_holding(other.id, j.attempt, async { Ok::<_, ()>(()) });
     assert!(
-        matches!(r.await, Err(Error::AttemptRefused { ref why, .. }) if why.contains("another worker's")),
+        matches!(r.await, Err(Error::Refused(WorkerRefusal::Attempt { ref why, .. })) if why.contains("another worker's")),
     );
 
     // The holder places; a report sent meanwhile waits until the placing is done.
@@ -73,7 +73,7 @@ async fn placing_holds_the_attempt_against_its_ending(t: &TestStore) {
         })
         .await;
     assert!(
-        matches!(r, Err(Error::AttemptRefused { ref why, .. }) if why.contains("already ended"))
+        matches!(r, Err(Error::Refused(WorkerRefusal::Attempt { ref why, .. })) if why.contains("already ended"))
     );
     assert!(!ran.load(Ordering::SeqCst));
 

@@ -187,7 +187,7 @@ async fn lapsed_lease_errors_and_requeues(t: &TestStore) {
     // The lost worker's late heartbeat and report are refused.
     assert!(matches!(
         t.heartbeat(f.worker.id, j1.attempt, LEASE).await,
-        Err(Error::AttemptRefused { .. })
+        Err(Error::Refused(WorkerRefusal::Attempt { .. }))
     ));
     let (w2, _) = t.create_worker("w2").await.unwrap();
     let j2 = t.take_job(w2.id, LEASE, None).await.unwrap().unwrap();
@@ -200,7 +200,9 @@ async fn lapsed_lease_errors_and_requeues(t: &TestStore) {
         )
         .await
     {
-        Err(Error::AttemptRefused { why, .. }) => assert!(why.contains("already ended"), "{why}"),
+        Err(Error::Refused(WorkerRefusal::Attempt { why, .. })) => {
+            assert!(why.contains("already ended"), "{why}")
+        }
         other => panic!("{other:?}"),
     }
     t.report(
@@ -228,7 +230,7 @@ async fn a_result_is_accepted_once(t: &TestStore) {
     // Not another worker's to report.
     assert!(matches!(
         t.report(w2.id, j.attempt, &report).await,
-        Err(Error::AttemptRefused { .. })
+        Err(Error::Refused(WorkerRefusal::Attempt { .. }))
     ));
     // Nor an attempt that does not exist.
     let wrong = AttemptKey {
@@ -237,7 +239,7 @@ async fn a_result_is_accepted_once(t: &TestStore) {
     };
     assert!(matches!(
         t.report(f.worker.id, wrong, &report).await,
-        Err(Error::AttemptRefused { .. })
+        Err(Error::Refused(WorkerRefusal::Attempt { .. }))
     ));
     // Invalid reports change nothing.
     let mut bad = report.clone();
@@ -272,11 +274,16 @@ async fn a_result_is_accepted_once(t: &TestStore) {
     let (a, b) = (a.unwrap(), b.unwrap());
     assert!(a.is_ok() != b.is_ok(), "{a:?} {b:?}");
     let refused = if a.is_ok() { b } else { a };
-    assert!(matches!(refused, Err(Error::AttemptRefused { .. })));
+    assert!(matches!(
+        refused,
+        Err(Error::Refused(WorkerRefusal::Attempt { .. }))
+    ));
     assert_eq!(t.results(s.id).await.unwrap().len(), 1);
     // And again, later.
     match t.report(f.worker.id, j.attempt, &report).await {
-        Err(Error::AttemptRefused { why, .. }) => assert!(why.contains("accepted once"), "{why}"),
+        Err(Error::Refused(WorkerRefusal::Attempt { why, .. })) => {
+            assert!(why.contains("accepted once"), "{why}")
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(t.reconcile().await.unwrap(), Reconciled::default());
@@ -362,7 +369,7 @@ async fn workers_and_challenge_filters(t: &TestStore) {
     t.set_worker_disabled(f.worker.id, true).await.unwrap();
     assert!(matches!(
         t.take_job(f.worker.id, LEASE, None).await,
-        Err(Error::WorkerDisabled(_))
+        Err(Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     assert!(matches!(
         t.take_job(WorkerId::new(), LEASE, None).await,
@@ -510,7 +517,7 @@ async fn a_late_report_races_the_reconciler(t: &TestStore) {
                 assert!(reconciled.lost.is_empty(), "round {n}");
                 assert_eq!(sub.state, State::Scored);
             }
-            Err(Error::AttemptRefused { .. }) => {
+            Err(Error::Refused(WorkerRefusal::Attempt { .. })) => {
                 assert_eq!(reconciled.lost, [key], "round {n}");
                 assert_eq!(sub.state, State::Queued);
                 assert!(t.results(s.id).await.unwrap().is_empty());
@@ -608,7 +615,10 @@ async fn a_restarted_worker_loses_only_its_own_attempts(t: &TestStore) {
         )
         .await
         .unwrap_err();
-    assert!(matches!(e, Error::AttemptRefused { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Refused(WorkerRefusal::Attempt { .. })),
+        "{e}"
+    );
     t.report(
         remote.id,
         k.attempt,

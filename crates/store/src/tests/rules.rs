@@ -140,7 +140,7 @@ async fn rescoring_is_applied_whole_or_not_at_all(t: &TestStore) {
     t.apply_rescore(r2.id, None).await.unwrap();
     assert!(matches!(
         t.apply_rescore(r1.id, None).await,
-        Err(Error::AttemptRefused { .. })
+        Err(Error::Refused(WorkerRefusal::Attempt { .. }))
     ));
     assert_eq!(t.rescore(r1.id).await.unwrap().state, RescoreState::Pending);
     assert_eq!(live(ka).await.id, ra.id, "a's result untouched");

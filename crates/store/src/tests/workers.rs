@@ -41,7 +41,7 @@ async fn drain_disable_enable_and_their_history(t: &TestStore) {
     assert_eq!(w.state_changed_by, Some(org.id));
     assert!(matches!(
         t.take_job(f.worker.id, LEASE, None).await,
-        Err(Error::WorkerDraining(_))
+        Err(Error::Refused(WorkerRefusal::Draining(_)))
     ));
     t.heartbeat(f.worker.id, job.attempt, LEASE).await.unwrap();
     t.report(f.worker.id, job.attempt, &failed()).await.unwrap();
@@ -85,15 +85,15 @@ async fn drain_disable_enable_and_their_history(t: &TestStore) {
     // Its heartbeat and its report are refused; so is a take, and draining it.
     assert!(matches!(
         t.heartbeat(f.worker.id, job.attempt, LEASE).await,
-        Err(Error::WorkerDisabled(_))
+        Err(Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     assert!(matches!(
         t.report(f.worker.id, job.attempt, &failed()).await,
-        Err(Error::WorkerDisabled(_))
+        Err(Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     assert!(matches!(
         t.take_job(f.worker.id, LEASE, None).await,
-        Err(Error::WorkerDisabled(_))
+        Err(Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     let refused = t
         .drain_worker(f.worker.id, Some(org.id), "x")
@@ -153,10 +153,10 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
     assert!(
         matches!(
             &e,
-            Error::WrongVersion {
+            Error::Refused(WorkerRefusal::WrongVersion {
                 announced: None,
                 ..
-            }
+            })
         ),
         "{e}"
     );
@@ -169,7 +169,10 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
     };
     let e = store.announce_worker(f.worker.id, &old).await.unwrap_err();
     let text = e.to_string();
-    assert!(matches!(e, Error::WrongVersion { .. }));
+    assert!(matches!(
+        e,
+        Error::Refused(WorkerRefusal::WrongVersion { .. })
+    ));
     for part in [
         "judge 0.1.0",
         "judge 0.2.0",
@@ -180,7 +183,7 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
     }
     let e = store.take_job(f.worker.id, LEASE, None).await.unwrap_err();
     assert!(
-        matches!(&e, Error::WrongVersion { announced: Some(b), .. } if b.judge_version == "0.1.0"),
+        matches!(&e, Error::Refused(WorkerRefusal::WrongVersion { announced: Some(b), .. }) if b.judge_version == "0.1.0"),
         "{e}"
     );
     let w = store.worker(f.worker.id).await.unwrap();
@@ -207,7 +210,7 @@ async fn a_worker_of_another_build_is_refused(t: &TestStore) {
                 }
             )
             .await,
-        Err(Error::WrongVersion { .. })
+        Err(Error::Refused(WorkerRefusal::WrongVersion { .. }))
     ));
     // Upgraded: accepted, the refusal cleared, and it takes the job.
     let right = Announcement {
@@ -295,7 +298,7 @@ async fn repeated_errors_of_its_own_disable_a_worker(t: &TestStore) {
     );
     assert!(matches!(
         store.take_job(w, LEASE, None).await,
-        Err(Error::WorkerDisabled(_))
+        Err(Error::Refused(WorkerRefusal::Disabled(_)))
     ));
     // The other worker's errors in a row now would disable the last worker taking jobs:
     // it is kept enabled, its streak at the limit (the alert organisers see).
