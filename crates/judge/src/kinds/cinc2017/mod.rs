@@ -11,11 +11,24 @@ use super::{Kind, Scored, data_error, item_count, one_value, problem, to_json};
 use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
+mod entries;
 mod view;
 
 pub(super) struct Cinc2017;
 
 impl Kind for Cinc2017 {
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn matlab_example(&self) -> Option<&'static str> {
+        Some(entries::MATLAB)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
+    }
+
     fn record_view(
         &self,
         data: &Path,

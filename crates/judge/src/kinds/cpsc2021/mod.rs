@@ -10,11 +10,24 @@ use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
+mod entries;
 mod view;
 
 pub(super) struct Cpsc2021;
 
 impl Kind for Cpsc2021 {
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn matlab_example(&self) -> Option<&'static str> {
+        Some(entries::MATLAB)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
+    }
+
     fn record_view(
         &self,
         data: &Path,

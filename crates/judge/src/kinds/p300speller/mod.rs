@@ -12,11 +12,20 @@ use crate::challenge::RankingNumber;
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
+mod entries;
 mod view;
 
 pub(super) struct P300Speller;
 
 impl Kind for P300Speller {
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
+    }
+
     fn record_view(
         &self,
         data: &Path,

@@ -11,11 +11,20 @@ use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
 use crate::challenge::{Better, RankingNumber};
 
+mod entries;
 mod view;
 
 pub(super) struct Physionet2022;
 
 impl Kind for Physionet2022 {
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
+    }
+
     fn record_view(
         &self,
         data: &Path,
