@@ -5,8 +5,9 @@
 //! reference, hidden unless quiz labels are revealed), the numbers it ranks by, when
 //! outputs are degenerate, what a folder-interface entry writes per record, the sentence
 //! the challenge page gives on scoring, what the record viewer shows of a quiz
-//! record ([`view`]), and the entries that ship with it (its example, the starter kit,
-//! and the trivial baseline the demo runs). The rest of the judge and the platform ask the kind ([`of`]) and
+//! record ([`view`]), what a submission's page shows of a quiz report ([`quiz`]), and the
+//! entries that ship with it (its example, the starter kit, and the trivial baseline
+//! the demo runs). The rest of the judge and the platform ask the kind ([`of`]) and
 //! never match on the scorer themselves; adding a kind is a folder and one line in
 //! [`of`] (`docs/challenges.md`, "Adding a challenge kind").
 //!
@@ -55,6 +56,7 @@ mod cinc2017;
 mod cpsc2021;
 mod p300speller;
 mod physionet2022;
+pub mod quiz;
 pub mod view;
 
 /// A folder of outputs scored by a kind's scorer.
@@ -144,6 +146,13 @@ pub trait Kind: Sync {
         name: &str,
         ask: view::Ask,
     ) -> Result<view::RecordView, String>;
+
+    /// A quiz report (as the reader may see it: `visibility::quiz_view`) as a
+    /// submission's page shows it. A kind with no tables of its own shows the report's
+    /// top-level figures and each item.
+    fn quiz_view(&self, report: &Value) -> quiz::QuizView {
+        quiz::QuizView::plain(report, Some(self.prediction_fields()), &[])
+    }
 
     /// The example entry, or `None` for a kind that ships none.
     fn example(&self) -> Option<Example> {

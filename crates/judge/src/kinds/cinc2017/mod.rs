@@ -12,11 +12,16 @@ use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
 mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Cinc2017;
 
 impl Kind for Cinc2017 {
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
     fn example(&self) -> Option<super::Example> {
         Some(entries::EXAMPLE)
     }

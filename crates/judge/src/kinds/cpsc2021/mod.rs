@@ -11,11 +11,16 @@ use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
 mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Cpsc2021;
 
 impl Kind for Cpsc2021 {
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
     fn example(&self) -> Option<super::Example> {
         Some(entries::EXAMPLE)
     }

@@ -13,11 +13,16 @@ use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
 mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct P300Speller;
 
 impl Kind for P300Speller {
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
     fn example(&self) -> Option<super::Example> {
         Some(entries::EXAMPLE)
     }

@@ -12,11 +12,16 @@ use crate::JudgeError;
 use crate::challenge::{Better, RankingNumber};
 
 mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Physionet2022;
 
 impl Kind for Physionet2022 {
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
     fn example(&self) -> Option<super::Example> {
         Some(entries::EXAMPLE)
     }
