@@ -258,7 +258,7 @@ fn a_stop_in_each_stage_ends_typed_and_gives_the_slot_back() {
     }
 }
 
-/// The trivial baselines of `physiojudge demo` (crates/physiojudge/src/demo_cmd.rs),
+/// The trivial baselines of `physiojudge demo` (each kind's `Kind::trivial_entry`),
 /// each the same answer for every record: what "degenerate output" must catch.
 const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
     (

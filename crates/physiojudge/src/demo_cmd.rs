@@ -5,11 +5,13 @@
 //! entry's language.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use judge::kinds::Kind;
 use judge::result::EntryVerdict;
 
 #[derive(Args)]
@@ -22,7 +24,7 @@ pub struct DemoArgs {
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::evaluate_cmd::DEFAULT_SEED)]
     pub seed: u64,
-    /// Records (patients for physionet2022, subjects for p300speller) per challenge
+    /// Records per challenge (patients or subjects where the challenge has those)
     /// (default: synth's demo size).
     #[arg(long)]
     pub records: Option<usize>,
@@ -31,83 +33,33 @@ pub struct DemoArgs {
     pub entries: Option<PathBuf>,
 }
 
-/// The answer that needs no algorithm, per challenge: every entry must beat it.
-pub const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
-    (
-        "cpsc2021",
-        &[
-            (
-                "entry_2021.py",
-                "# Trivial baseline: no AF anywhere.\n\
-                 import json, os, sys\n\
-                 data, out = sys.argv[1], sys.argv[2]\n\
-                 for name in open(os.path.join(data, 'RECORDS')).read().split():\n\
-                 \x20   json.dump({'predict_endpoints': []}, open(os.path.join(out, name + '.json'), 'w'))\n",
-            ),
-            ("AUTHORS.txt", "physiojudge demo\n"),
-            ("LICENSE.txt", "MIT\n"),
-        ],
-    ),
-    (
-        "cinc2017",
-        &[
-            ("setup.sh", "#!/bin/bash\ntrue\n"),
-            (
-                "next.sh",
-                "#!/bin/bash\n# Trivial baseline: every record is normal rhythm.\necho \"$1,N\" >> answers.txt\n",
-            ),
-            ("answers.txt", "# no submitted answers\n"),
-            ("dependencies.txt", "# none\n"),
-            ("AUTHORS.txt", "physiojudge demo\n"),
-            ("LICENSE.txt", "MIT\n"),
-        ],
-    ),
-    (
-        "physionet2022",
-        &[(
-            "team_code.py",
-            "# Trivial baseline: every patient Absent and Normal.\n\
-             import os\n\
-             def train_challenge_model(data_folder, model_folder, verbose):\n\
-             \x20   open(os.path.join(model_folder, 'model.txt'), 'w').write('trivial')\n\
-             def load_challenge_model(model_folder, verbose):\n\
-             \x20   return None\n\
-             def run_challenge_model(model, data, recordings, verbose):\n\
-             \x20   classes = ['Present', 'Unknown', 'Absent', 'Abnormal', 'Normal']\n\
-             \x20   return classes, [0, 0, 1, 0, 1], [0.0, 0.0, 1.0, 0.0, 1.0]\n",
-        )],
-    ),
-    (
-        "p300speller",
-        &[
-            (
-                "AlgorithmImplement/AlgorithmImplement.py",
-                "# Trivial baseline: 'A' for every character, as early as a report counts.\n\
-                 from physiojudge_stream import AlgorithmInterface, ReportModel\n\
-                 class AlgorithmImplement(AlgorithmInterface):\n\
-                 \x20   def run(self):\n\
-                 \x20       pending = False\n\
-                 \x20       while True:\n\
-                 \x20           packet = self.task.get_data()\n\
-                 \x20           if pending:\n\
-                 \x20               self.task.report(ReportModel(101))\n\
-                 \x20               pending = False\n\
-                 \x20           if (packet.data[-1] == 101).any():\n\
-                 \x20               pending = True\n\
-                 \x20           if packet.finished_flag:\n\
-                 \x20               break\n",
-            ),
-            ("config.toml", "unitImage = \"python:3\"\n"),
-        ],
-    ),
-];
+/// The challenges the demo runs, in order: every built-in definition with its kind,
+/// which says its example entry, its MATLAB one if any, and the trivial baseline every
+/// entry must beat (`judge::kinds::Kind`).
+pub fn challenges() -> Result<Vec<(&'static str, &'static dyn Kind)>> {
+    judge::challenge::BUILT_IN
+        .iter()
+        .map(|(id, _)| {
+            let c = judge::Challenge::built_in(id)?;
+            Ok((*id, judge::kinds::of(c.scorer)))
+        })
+        .collect()
+}
 
-/// The MATLAB-language example entries (docs/matlab.md), by challenge: the demo runs
-/// them beside the Python ones when the Octave runtime is set up.
-pub const MATLAB_EXAMPLES: [(&str, &str); 2] = [
-    ("cpsc2021", "cpsc2021-matlab"),
-    ("cinc2017", "cinc2017-matlab"),
-];
+/// The example entry of a demo challenge: its folder in `entries`, which must exist.
+pub fn example(id: &str, kind: &dyn Kind, entries: &Path) -> Result<PathBuf> {
+    let Some(example) = kind.example() else {
+        bail!("{id}: its kind ships no example entry");
+    };
+    let dir = entries.join(example.folder);
+    if !dir.is_dir() {
+        bail!(
+            "{}: the example entry is missing (pass --entries DIR)",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
 
 /// Whether the MATLAB examples can run here: `Err` says why not and what to do (the
 /// Octave runtime is built only on request: minutes of downloading, 751 MB).
@@ -173,23 +125,16 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
         eprintln!("{why}");
     }
     let mut rows = Vec::new();
-    for (id, trivial) in TRIVIAL {
+    for (id, kind) in challenges()? {
         let data = base.join("data").join(id);
         let summary = synth::write_challenge(id, &data, a.seed, a.records)
             .with_context(|| format!("generating {id} data"))?;
         eprintln!("{summary}");
         let trivial_dir = base.join("entries").join(format!("trivial-{id}"));
-        write_trivial(trivial, &trivial_dir)?;
-        let example = entries.join(id);
-        if !example.is_dir() {
-            bail!(
-                "{}: the example entry is missing (pass --entries DIR)",
-                example.display()
-            );
-        }
-        let mut runs = vec![(format!("example {id}"), example)];
+        write_trivial(id, kind, &trivial_dir)?;
+        let mut runs = vec![(format!("example {id}"), example(id, kind, &entries)?)];
         if octave.is_ok()
-            && let Some((_, dir)) = MATLAB_EXAMPLES.iter().find(|(c, _)| *c == id)
+            && let Some(dir) = kind.matlab_example()
         {
             runs.push((format!("example-matlab {id}"), entries.join(dir)));
         }
@@ -228,15 +173,22 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Writes a trivial entry's files (one of [`TRIVIAL`]) into `dir`.
-pub fn write_trivial(files: &[(&str, &str)], dir: &Path) -> Result<()> {
+/// Writes the trivial entry of challenge `id` (its kind's) into `dir`, each file with
+/// its mode.
+pub fn write_trivial(id: &str, kind: &dyn Kind, dir: &Path) -> Result<()> {
+    let files = kind.trivial_entry();
+    if files.is_empty() {
+        bail!("{id}: its kind has no trivial entry");
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (name, text) in files {
-        let to = dir.join(name);
+    for f in files {
+        let to = dir.join(f.path);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(&to, text).with_context(|| format!("writing {}", to.display()))?;
+        std::fs::write(&to, f.bytes).with_context(|| format!("writing {}", to.display()))?;
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(f.mode))
+            .with_context(|| format!("setting the mode of {}", to.display()))?;
     }
     Ok(())
 }

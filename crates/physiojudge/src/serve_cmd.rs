@@ -515,7 +515,7 @@ impl Demo {
         let data_root = self.state.join("demo-data");
         let entries_root = self.state.join("demo-entries");
         let mut submissions = Vec::new();
-        for (id, trivial) in crate::demo_cmd::TRIVIAL {
+        for (id, kind) in crate::demo_cmd::challenges()? {
             let data = data_root.join(id);
             let (seed, records) = (self.seed, self.records);
             let dir = data.clone();
@@ -545,21 +545,10 @@ impl Demo {
             )
             .await?;
             let trivial_dir = entries_root.join(format!("trivial-{id}"));
-            crate::demo_cmd::write_trivial(trivial, &trivial_dir)?;
-            let example = self.entries.join(id);
-            if !example.is_dir() {
-                bail!(
-                    "{}: the example entry is missing (pass --entries DIR)",
-                    example.display()
-                );
-            }
+            crate::demo_cmd::write_trivial(id, kind, &trivial_dir)?;
+            let example = crate::demo_cmd::example(id, kind, &self.entries)?;
             let mut entries = vec![(&teams[0], example), (&teams[1], trivial_dir)];
-            if let (Some(team), Some((_, dir))) = (
-                teams.get(2),
-                crate::demo_cmd::MATLAB_EXAMPLES
-                    .iter()
-                    .find(|(c, _)| *c == id),
-            ) {
+            if let (Some(team), Some(dir)) = (teams.get(2), kind.matlab_example()) {
                 entries.push((team, self.entries.join(dir)));
             }
             for ((team, token), entry) in entries {

@@ -1,103 +1,48 @@
-//! Starter kits: a challenge's example entry (`entries/<definition>` of the checkout,
-//! compiled into the binary so a server needs no checkout) packed as a zip that runs
-//! as it is through `physiojudge evaluate` and uploads as it is (docs/web.md, "The
-//! challenge page").
+//! Starter kits: the example entry of a challenge's kind (`entries/<folder>` of the
+//! checkout, compiled into the binary by the kind so a server needs no checkout) packed
+//! as a zip that runs as it is through `physiojudge evaluate` and uploads as it is
+//! (docs/web.md, "The challenge page").
 
 use std::io::Write;
 
+use judge::Challenge;
+use judge::kinds::EntryFile;
 use zip::write::SimpleFileOptions;
 
-/// One file of a kit: its path in the kit, its bytes and its Unix mode (the scripts
-/// the judge runs are executable, as in the repository).
-struct KitFile {
-    path: &'static str,
-    bytes: &'static [u8],
-    mode: u32,
+/// The kit of a challenge: the example entry of its kind (`judge::kinds::Kind::example`,
+/// written for the judge's pinned Python runtime; the MATLAB ones need a MATLAB runtime a
+/// newcomer may not have, and their folders are in the repository), when the example
+/// has every file the challenge requires: a definition may pair a kind's scorer with
+/// another interface, and then the example would not run as it is.
+fn kit(challenge: &Challenge) -> Option<&'static [EntryFile]> {
+    let files = judge::kinds::of(challenge.scorer).example()?.files;
+    challenge
+        .required_files
+        .iter()
+        .all(|f| {
+            // a required folder is met by any file in it
+            files
+                .iter()
+                .any(|kf| kf.path == f.as_str() || kf.path.starts_with(&format!("{f}/")))
+        })
+        .then_some(files)
 }
 
-macro_rules! kit_file {
-    ($kit:literal, $path:literal, $mode:literal) => {
-        KitFile {
-            path: $path,
-            bytes: include_bytes!(concat!("../../../entries/", $kit, "/", $path)),
-            mode: $mode,
-        }
-    };
+/// Whether a challenge has a starter kit.
+pub fn has_kit(challenge: &Challenge) -> bool {
+    kit(challenge).is_some()
 }
 
-/// The example entries by built-in definition id: the ones written for the judge's
-/// pinned Python runtime (the MATLAB ones need a MATLAB runtime a newcomer may not
-/// have; their folders are in the repository).
-const KITS: &[(&str, &[KitFile])] = &[
-    (
-        "cpsc2021",
-        &[
-            kit_file!("cpsc2021", "AUTHORS.txt", 0o644),
-            kit_file!("cpsc2021", "LICENSE.txt", 0o644),
-            kit_file!("cpsc2021", "README.md", 0o644),
-            kit_file!("cpsc2021", "entry_2021.py", 0o644),
-            kit_file!("cpsc2021", "requirements.txt", 0o644),
-        ],
-    ),
-    (
-        "cinc2017",
-        &[
-            kit_file!("cinc2017", "AUTHORS.txt", 0o644),
-            kit_file!("cinc2017", "LICENSE.txt", 0o644),
-            kit_file!("cinc2017", "README.md", 0o644),
-            kit_file!("cinc2017", "answers.txt", 0o644),
-            kit_file!("cinc2017", "classify.py", 0o755),
-            kit_file!("cinc2017", "dependencies.txt", 0o644),
-            kit_file!("cinc2017", "next.sh", 0o755),
-            kit_file!("cinc2017", "rules.json", 0o644),
-            kit_file!("cinc2017", "setup.sh", 0o755),
-        ],
-    ),
-    (
-        "physionet2022",
-        &[
-            kit_file!("physionet2022", "AUTHORS.txt", 0o644),
-            kit_file!("physionet2022", "LICENSE.txt", 0o644),
-            kit_file!("physionet2022", "README.md", 0o644),
-            kit_file!("physionet2022", "requirements.txt", 0o644),
-            kit_file!("physionet2022", "team_code.py", 0o644),
-        ],
-    ),
-    (
-        "p300speller",
-        &[
-            kit_file!("p300speller", "AUTHORS.txt", 0o644),
-            kit_file!("p300speller", "LICENSE.txt", 0o644),
-            kit_file!("p300speller", "README.md", 0o644),
-            kit_file!("p300speller", "config.toml", 0o644),
-            kit_file!("p300speller", "requirements.txt", 0o644),
-            kit_file!("p300speller", "test_speller.py", 0o644),
-            kit_file!(
-                "p300speller",
-                "AlgorithmImplement/AlgorithmImplement.py",
-                0o644
-            ),
-            kit_file!("p300speller", "AlgorithmImplement/settings.py", 0o644),
-            kit_file!("p300speller", "AlgorithmImplement/speller.py", 0o644),
-            kit_file!("p300speller", "AlgorithmImplement/training.py", 0o644),
-        ],
-    ),
-];
-
-/// Whether a definition id has a starter kit.
-pub fn has_kit(definition: &str) -> bool {
-    KITS.iter().any(|(id, _)| *id == definition)
+/// The kit of a challenge as a zip whose one folder is `folder` (the judge unwraps a
+/// single top folder; unzipped, it keeps the kit together). `None`: no kit for it.
+pub fn kit_zip(
+    challenge: &Challenge,
+    folder: &str,
+) -> Option<Result<Vec<u8>, zip::result::ZipError>> {
+    Some(pack(kit(challenge)?, folder))
 }
 
-/// The kit of definition `definition` as a zip whose one folder is `folder` (the
-/// judge unwraps a single top folder; unzipped, it keeps the kit together). `None`:
-/// no kit for that definition.
-pub fn kit_zip(definition: &str, folder: &str) -> Option<Result<Vec<u8>, zip::result::ZipError>> {
-    let (_, files) = KITS.iter().find(|(id, _)| *id == definition)?;
-    Some(pack(files, folder))
-}
-
-fn pack(files: &[KitFile], folder: &str) -> Result<Vec<u8>, zip::result::ZipError> {
+fn pack(files: &[EntryFile], folder: &str) -> Result<Vec<u8>, zip::result::ZipError> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     // A fixed time: the same kit is the same bytes (a participant's checksum holds).
     let when = zip::DateTime::from_date_and_time(2026, 1, 1, 0, 0, 0).unwrap_or_default();
@@ -116,13 +61,21 @@ fn pack(files: &[KitFile], folder: &str) -> Result<Vec<u8>, zip::result::ZipErro
 mod tests {
     use super::*;
 
+    fn built_in() -> impl Iterator<Item = Challenge> {
+        judge::challenge::BUILT_IN
+            .iter()
+            .map(|(id, _)| Challenge::built_in(id).unwrap())
+    }
+
     #[test]
     fn every_kit_is_a_zip_of_its_entry_with_its_modes() {
-        for (id, files) in KITS {
-            let bytes = kit_zip(id, "k").unwrap().unwrap();
+        for c in built_in() {
+            let id = &c.id;
+            let files = kit(&c).unwrap();
+            let bytes = kit_zip(&c, "k").unwrap().unwrap();
             let mut z = zip::ZipArchive::new(std::io::Cursor::new(&bytes)).unwrap();
             assert_eq!(z.len(), files.len(), "{id}");
-            for f in *files {
+            for f in files {
                 let mut m = z.by_name(&format!("k/{}", f.path)).unwrap();
                 assert_eq!(
                     m.unix_mode().map(|m| m & 0o777),
@@ -135,25 +88,20 @@ mod tests {
                 assert_eq!(body, f.bytes);
             }
             // the same kit twice is the same bytes
-            assert_eq!(kit_zip(id, "k").unwrap().unwrap(), bytes);
+            assert_eq!(kit_zip(&c, "k").unwrap().unwrap(), bytes);
         }
-        assert!(kit_zip("nosuch", "k").is_none());
     }
 
     #[test]
-    fn every_kit_has_its_challenges_required_files_and_folders() {
-        for (id, _) in KITS {
-            let c = judge::Challenge::built_in(id).unwrap();
-            for f in &c.required_files {
-                assert!(
-                    KITS.iter().any(|(k, files)| k == id
-                        && files.iter().any(|kf| {
-                            // a required folder is met by any file in it
-                            kf.path == f.as_str() || kf.path.starts_with(&format!("{f}/"))
-                        })),
-                    "{id} lacks {f}"
-                );
-            }
+    fn a_kit_goes_only_where_it_has_the_challenges_required_files() {
+        for c in built_in() {
+            assert!(has_kit(&c), "{} lacks a required file", c.id);
+            // The same scorer behind another interface's files: the example would
+            // not run as it is, so there is no kit.
+            let mut other = c.clone();
+            other.required_files.push("nosuch.py".into());
+            assert!(!has_kit(&other), "{}", c.id);
+            assert!(kit_zip(&other, "k").is_none(), "{}", c.id);
         }
     }
 }

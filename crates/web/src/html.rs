@@ -171,21 +171,9 @@ pub(crate) fn time(t: DateTime<Utc>) -> Markup {
     }
 }
 
-/// A number at most `decimals` places, without trailing zeros; "—" for none.
-pub(crate) fn num(v: Option<f64>, decimals: usize) -> String {
-    match v {
-        None => "—".into(),
-        Some(v) if !v.is_finite() => format!("{v}"),
-        Some(v) => {
-            let s = format!("{v:.decimals$}");
-            if s.contains('.') {
-                s.trim_end_matches('0').trim_end_matches('.').to_owned()
-            } else {
-                s
-            }
-        }
-    }
-}
+/// A number at most `decimals` places, without trailing zeros; "—" for none (the
+/// wording the kinds' quiz views use too).
+pub(crate) use judge::kinds::view::number as num;
 
 /// Seconds as people read them: "42 s", "3 min 5 s", "1 h 2 min" (one wording for
 /// the whole site and the record views the kinds make).

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use judge::kinds::view::{Ask, Cell, Plot, RecordView, Source, Table};
+use judge::kinds::view::{Ask, Cell, Fact, Plot, RecordView, Source, Table};
 use server::views::SubmissionView;
 
 use crate::Web;
@@ -172,17 +172,10 @@ pub(crate) async fn record(
 /// A record view as HTML: its facts, notes, problems, table and plot, in that order.
 fn draw(v: &RecordView) -> Markup {
     html! {
-        @if !v.facts.is_empty() {
-            dl.facts {
-                @for f in &v.facts {
-                    dt { (f.label) }
-                    dd { (f.value) @if let Some(right) = f.verdict { " " (verdict(right, None)) } }
-                }
-            }
-        }
+        @if !v.facts.is_empty() { (facts(&v.facts)) }
         @for n in &v.notes { p { (n) } }
         @for why in &v.problems { p.error { (why) } }
-        @if let Some(t) = &v.table { (table(t)) }
+        @if let Some(t) = &v.table { (table(t, None)) }
         @if let Some(p) = &v.plot {
             (zoom_links(p.from, p.to, p.duration))
             (plot(p))
@@ -208,9 +201,23 @@ fn cell(c: &Cell) -> Markup {
     }
 }
 
-fn table(t: &Table) -> Markup {
+/// Facts as a list of label and value, each verdict as a coloured word (here and in a
+/// quiz report).
+pub(crate) fn facts(facts: &[Fact]) -> Markup {
     html! {
-        div.scroll { table {
+        dl.facts {
+            @for f in facts {
+                dt { (f.label) }
+                dd { (f.value) @if let Some(right) = f.verdict { " " (verdict(right, None)) } }
+            }
+        }
+    }
+}
+
+/// A table of a kind's view (here and in a quiz report, there of `class` "per-class").
+pub(crate) fn table(t: &Table, class: Option<&str>) -> Markup {
+    html! {
+        div.scroll { table class=[class] {
             @if let Some(c) = &t.caption { caption { (c) } }
             thead { tr { @for h in &t.head { th scope="col" { (h) } } } }
             tbody {
@@ -298,7 +305,7 @@ fn zoom_links(from: f64, to: f64, dur: f64) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use judge::kinds::view::{Bands, Fact, Trace};
+    use judge::kinds::view::{Bands, Trace};
 
     #[test]
     fn a_view_is_drawn_whole_and_escaped() {

@@ -4,8 +4,10 @@
 //! scored, which fields of a scorer report come from the entry (the rest is the
 //! reference, hidden unless quiz labels are revealed), the numbers it ranks by, when
 //! outputs are degenerate, what a folder-interface entry writes per record, the sentence
-//! the challenge page gives on scoring, and what the record viewer shows of a quiz
-//! record ([`view`]). The rest of the judge and the platform ask the kind ([`of`]) and
+//! the challenge page gives on scoring, what the record viewer shows of a quiz
+//! record ([`view`]), what a submission's page shows of a quiz report ([`quiz`]), and the
+//! entries that ship with it (its example, the starter kit, and the trivial baseline
+//! the demo runs). The rest of the judge and the platform ask the kind ([`of`]) and
 //! never match on the scorer themselves; adding a kind is a folder and one line in
 //! `BUILT_IN` (`docs/challenges.md`, "Adding a challenge kind"). The set is open: a
 //! test crate or a program embedding the judge adds a kind of its own with [`register`],
@@ -24,10 +26,40 @@ use crate::challenge::{Interface, RankingNumber, ScorerId};
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
+/// An [`EntryFile`] of the checkout's `entries/<folder>/<path>`, compiled in (a server
+/// needs no checkout to hand out a starter kit).
+macro_rules! example_file {
+    ($folder:literal, $path:literal, $mode:literal) => {
+        $crate::kinds::EntryFile {
+            path: $path,
+            bytes: include_bytes!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../entries/",
+                $folder,
+                "/",
+                $path
+            )),
+            mode: $mode,
+        }
+    };
+}
+
+/// An [`EntryFile`] written out here (a trivial baseline's), readable, not executable.
+macro_rules! text_file {
+    ($path:literal, $text:expr) => {
+        $crate::kinds::EntryFile {
+            path: $path,
+            bytes: $text.as_bytes(),
+            mode: 0o644,
+        }
+    };
+}
+
 mod cinc2017;
 mod cpsc2021;
 mod p300speller;
 mod physionet2022;
+pub mod quiz;
 pub mod view;
 
 /// A folder of outputs scored by a kind's scorer.
@@ -40,6 +72,25 @@ pub struct Scored {
     /// The records (or patients) scored with the default answer: each with why its
     /// output was unusable, or `None` when there was no output.
     pub defaulted: Vec<(String, Option<String>)>,
+}
+
+/// One file of an entry that ships with physiojudge: its path in the entry, its bytes
+/// and its Unix mode (the scripts the judge runs are executable, as in the repository).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryFile {
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+    pub mode: u32,
+}
+
+/// A kind's example entry: written for the judge's pinned Python runtime, it runs as it
+/// is through `physiojudge evaluate` and is the challenge page's starter kit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Example {
+    /// Its folder under the checkout's `entries/` (what `demo` runs).
+    pub folder: &'static str,
+    /// Its files, compiled in (what the starter kit packs).
+    pub files: &'static [EntryFile],
 }
 
 /// What one challenge kind decides. Implementations are unit structs, one per folder.
@@ -116,6 +167,30 @@ pub trait Kind: Sync {
         name: &str,
         ask: view::Ask,
     ) -> Result<view::RecordView, String>;
+
+    /// A quiz report (as the reader may see it: `visibility::quiz_view`) as a
+    /// submission's page shows it. A kind with no tables of its own shows the report's
+    /// top-level figures and each item.
+    fn quiz_view(&self, report: &Value) -> quiz::QuizView {
+        quiz::QuizView::plain(report, Some(self.prediction_fields()), &[])
+    }
+
+    /// The example entry, or `None` for a kind that ships none.
+    fn example(&self) -> Option<Example> {
+        None
+    }
+
+    /// The MATLAB-language example entry's folder under `entries/` (docs/matlab.md),
+    /// which `demo` runs beside the Python one when the Octave runtime is set up.
+    fn matlab_example(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The answer that needs no algorithm, which every entry must beat: the baseline
+    /// `demo` and `serve --demo` run (empty for a kind with none).
+    fn trivial_entry(&self) -> &'static [EntryFile] {
+        &[]
+    }
 }
 
 /// The kinds that ship with the judge. One line per kind: the only list of them.
@@ -305,5 +380,44 @@ mod tests {
         )];
         assert!(problem(&e, "data_1_1").is_none());
         assert!(problem(&e, "data_1_10").is_some());
+    }
+
+    /// Every file under `dir` as (path in it, whether executable, bytes).
+    fn files_under(dir: &Path, base: &Path, out: &mut Vec<(String, bool, Vec<u8>)>) {
+        use std::os::unix::fs::PermissionsExt;
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                files_under(&p, base, out);
+            } else {
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                let exec = p.metadata().unwrap().permissions().mode() & 0o111 != 0;
+                out.push((rel, exec, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn every_built_in_kind_ships_its_whole_example_and_a_trivial_entry() {
+        let entries = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../entries");
+        for (id, _) in crate::challenge::BUILT_IN {
+            let kind = of(Challenge::built_in(id).unwrap().scorer);
+            let example = kind.example().unwrap();
+            let dir = entries.join(example.folder);
+            let mut on_disk = Vec::new();
+            files_under(&dir, &dir, &mut on_disk);
+            on_disk.sort();
+            let mut compiled: Vec<_> = example
+                .files
+                .iter()
+                .map(|f| (f.path.to_owned(), f.mode & 0o111 != 0, f.bytes.to_vec()))
+                .collect();
+            compiled.sort();
+            assert_eq!(compiled, on_disk, "{id}: the example entry as compiled in");
+            assert!(!kind.trivial_entry().is_empty(), "{id}");
+            if let Some(m) = kind.matlab_example() {
+                assert!(entries.join(m).is_dir(), "{id}: {m}");
+            }
+        }
     }
 }

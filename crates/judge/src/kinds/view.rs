@@ -239,6 +239,23 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// A number for people with at most `decimals` decimals, trailing zeros dropped (`0.61`,
+/// `12`); "—" for none (one wording for the whole site and the views the kinds make).
+pub fn number(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        None => "—".into(),
+        Some(v) if !v.is_finite() => format!("{v}"),
+        Some(v) => {
+            let s = format!("{v:.decimals$}");
+            if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.').to_owned()
+            } else {
+                s
+            }
+        }
+    }
+}
+
 /// A record, patient or subject name that stays inside its folder.
 pub fn plain_name(name: &str, what: &str) -> Result<(), String> {
     if name.is_empty() || name.contains('/') || name.contains("..") {

@@ -177,9 +177,7 @@ pub(crate) async fn challenge(
             }
         }
     }
-    let kit = def
-        .as_ref()
-        .is_some_and(|d| server::starter::has_kit(&d.id));
+    let kit = def.as_ref().is_some_and(server::starter::has_kit);
     let body = html! {
         h1 { (c.title) }
         p.muted { "Challenge " code { (c.id) } " · definition " code.hash { (short(&c.definition_sha256)) }

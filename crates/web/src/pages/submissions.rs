@@ -62,16 +62,19 @@ pub(crate) struct ListQuery {
 
 /// A challenge's ranking numbers as (key, name), from its scorer's description.
 async fn ranking_names(web: &Web, challenge: &str) -> Vec<(String, String)> {
-    definition(web, challenge)
-        .await
-        .map(|d| {
-            d.scorer
-                .ranking()
-                .iter()
-                .map(|r| (r.key.to_owned(), r.name.to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+    names_of(definition(web, challenge).await.as_ref())
+}
+
+/// The ranking numbers of a challenge's definition as (key, name); none without one.
+fn names_of(def: Option<&judge::challenge::Challenge>) -> Vec<(String, String)> {
+    def.map(|d| {
+        d.scorer
+            .ranking()
+            .iter()
+            .map(|r| (r.key.to_owned(), r.name.to_owned()))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// A ranking number's name by its key (the key itself for one not described).
@@ -271,7 +274,14 @@ pub(crate) async fn submission(
         && !s.selected
         && !ctx.is_organiser()
         && selection_closes.is_none_or(|t| now < t);
-    let names = ranking_names(&web, &s.challenge).await;
+    let def = definition(&web, &s.challenge).await;
+    let names = names_of(def.as_ref());
+    // What the challenge's kind makes of its quiz report; its figures and items alone
+    // when the definition cannot be read.
+    let quiz_view = s.quiz.as_ref().map(|q| match &def {
+        Some(d) => judge::kinds::of(d.scorer).quiz_view(&q.report),
+        None => judge::kinds::quiz::QuizView::plain(&q.report, None, &[]),
+    });
     let quiz_stage = s.stages.iter().find(|st| st.stage == "quiz");
     let quiz_passed = quiz_stage_passed(&s);
     let log_href = |stage: &str| format!("/submissions/{}/logs/{}", s.id, seg(stage));
@@ -331,11 +341,11 @@ pub(crate) async fn submission(
                 p { "The quiz stage " (word(&st.outcome)) ", so it has no score"
                     @if let Some(r) = &st.reason { ": " (r) } "." }
             }
-        } @else if let Some(q) = &s.quiz {
+        } @else if let (Some(q), Some(view)) = (&s.quiz, &quiz_view) {
             section aria-labelledby="quiz" {
                 h2 #quiz { "Quiz" }
                 p { "Quiz score: " strong { (html::num(Some(q.score), 6)) } }
-                (quiz::report(&q.report))
+                (quiz::report(view))
                 @if viewable && !quiz_records.is_empty() {
                     p { "Draw a record with your entry's answer against the truth:" }
                     ul.records { @for r in &quiz_records { li { a href={"/submissions/" (s.id) "/records/" (seg(r))} { (r) } } } }

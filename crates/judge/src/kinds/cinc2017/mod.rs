@@ -11,6 +11,8 @@ use super::{Kind, Scored, data_error, item_count, one_value, problem, to_json};
 use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
+mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Cinc2017;
@@ -18,6 +20,22 @@ pub(super) struct Cinc2017;
 impl Kind for Cinc2017 {
     fn id(&self) -> &'static str {
         "cinc2017"
+    }
+
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn matlab_example(&self) -> Option<&'static str> {
+        Some(entries::MATLAB)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
     }
 
     fn record_view(

@@ -10,6 +10,8 @@ use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
 use crate::challenge::RankingNumber;
 
+mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Cpsc2021;
@@ -22,6 +24,22 @@ impl Kind for Cpsc2021 {
     /// The folder interface's `entry_2021.py` (a `Result.m` entry's MATLAB layout).
     fn python_main(&self, interface: crate::challenge::Interface) -> Option<&'static str> {
         (interface == crate::challenge::Interface::Folder).then_some("entry_2021.py")
+    }
+
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn matlab_example(&self) -> Option<&'static str> {
+        Some(entries::MATLAB)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
     }
 
     fn record_view(

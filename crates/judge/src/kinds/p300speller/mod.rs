@@ -12,6 +12,8 @@ use crate::challenge::RankingNumber;
 use crate::result::ScoreSummary;
 use crate::{Challenge, JudgeError};
 
+mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct P300Speller;
@@ -24,6 +26,18 @@ impl Kind for P300Speller {
 
     fn streams(&self) -> bool {
         true
+    }
+
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
     }
 
     fn record_view(

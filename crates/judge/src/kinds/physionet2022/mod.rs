@@ -11,6 +11,8 @@ use super::{Kind, Scored, data_error, item_count, one_value, to_json, unusable};
 use crate::JudgeError;
 use crate::challenge::{Better, RankingNumber};
 
+mod entries;
+mod quiz;
 mod view;
 
 pub(super) struct Physionet2022;
@@ -24,6 +26,18 @@ impl Kind for Physionet2022 {
     /// MATLAB layout).
     fn python_main(&self, interface: crate::challenge::Interface) -> Option<&'static str> {
         (interface == crate::challenge::Interface::TrainRun).then_some("team_code.py")
+    }
+
+    fn quiz_view(&self, report: &Value) -> super::quiz::QuizView {
+        quiz::quiz_view(report, self.prediction_fields())
+    }
+
+    fn example(&self) -> Option<super::Example> {
+        Some(entries::EXAMPLE)
+    }
+
+    fn trivial_entry(&self) -> &'static [super::EntryFile] {
+        entries::TRIVIAL
     }
 
     fn record_view(

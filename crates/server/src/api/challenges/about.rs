@@ -130,7 +130,7 @@ pub(crate) async fn starter(
     let c = app.store.challenge(&id).await?;
     let j = judge_challenge(&c)?;
     let folder = format!("{}-starter", c.id);
-    let bytes = crate::starter::kit_zip(&j.id, &folder)
+    let bytes = crate::starter::kit_zip(&j, &folder)
         .ok_or_else(|| ApiError::not_found("starter kit"))?
         .map_err(|e| ApiError::internal(&format_args!("packing the starter kit: {e}")))?;
     Ok((
