@@ -61,7 +61,11 @@ if ! command -v mmdebstrap >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y mmdebstrap; else sudo apt-get install -y mmdebstrap; fi
 fi
 export PHYSIOJUDGE_RUNTIMES_DIR="${PHYSIOJUDGE_RUNTIMES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/physiojudge/test-runtimes}"
-cargo build --locked -p physiojudge
+# Every test binary, and the physiojudge binary the tests run, built once: `cargo test`
+# builds the binary too, with the features the tests unify to. A plain `cargo build -p
+# physiojudge` here resolved fewer features (BENCHMARKS.md, "Build and binary") and
+# compiled nine packages, and everything that depends on them, a second time.
+cargo test --workspace --locked --no-run
 for release in bullseye bookworm trixie; do
   "$root/target/debug/physiojudge" runtime setup --release "$release"
 done
