@@ -258,84 +258,21 @@ fn a_stop_in_each_stage_ends_typed_and_gives_the_slot_back() {
     }
 }
 
-/// The trivial baselines of `physiojudge demo` (each kind's `Kind::trivial_entry`),
-/// each the same answer for every record: what "degenerate output" must catch.
-const TRIVIAL: [(&str, &[(&str, &str)]); 4] = [
-    (
-        "cpsc2021",
-        &[
-            (
-                "entry_2021.py",
-                "import json, os, sys\n\
-                 data, out = sys.argv[1], sys.argv[2]\n\
-                 for name in open(os.path.join(data, 'RECORDS')).read().split():\n\
-                 \x20   json.dump({'predict_endpoints': []}, open(os.path.join(out, name + '.json'), 'w'))\n",
-            ),
-            ("AUTHORS.txt", "test\n"),
-            ("LICENSE.txt", "MIT\n"),
-        ],
-    ),
-    (
-        "cinc2017",
-        &[
-            ("setup.sh", "#!/bin/bash\ntrue\n"),
-            ("next.sh", "#!/bin/bash\necho \"$1,N\" >> answers.txt\n"),
-            ("answers.txt", "# no submitted answers\n"),
-            ("dependencies.txt", "# none\n"),
-            ("AUTHORS.txt", "test\n"),
-            ("LICENSE.txt", "MIT\n"),
-        ],
-    ),
-    (
-        "physionet2022",
-        &[(
-            "team_code.py",
-            "import os\n\
-             def train_challenge_model(data_folder, model_folder, verbose):\n\
-             \x20   open(os.path.join(model_folder, 'model.txt'), 'w').write('trivial')\n\
-             def load_challenge_model(model_folder, verbose):\n\
-             \x20   return None\n\
-             def run_challenge_model(model, data, recordings, verbose):\n\
-             \x20   classes = ['Present', 'Unknown', 'Absent', 'Abnormal', 'Normal']\n\
-             \x20   return classes, [0, 0, 1, 0, 1], [0.0, 0.0, 1.0, 0.0, 1.0]\n",
-        )],
-    ),
-    (
-        "p300speller",
-        &[
-            (
-                "AlgorithmImplement/AlgorithmImplement.py",
-                "from physiojudge_stream import AlgorithmInterface, ReportModel\n\
-                 class AlgorithmImplement(AlgorithmInterface):\n\
-                 \x20   def run(self):\n\
-                 \x20       pending = False\n\
-                 \x20       while True:\n\
-                 \x20           packet = self.task.get_data()\n\
-                 \x20           if pending:\n\
-                 \x20               self.task.report(ReportModel(101))\n\
-                 \x20               pending = False\n\
-                 \x20           if (packet.data[-1] == 101).any():\n\
-                 \x20               pending = True\n\
-                 \x20           if packet.finished_flag:\n\
-                 \x20               break\n",
-            ),
-            ("config.toml", "unitImage = \"python:3\"\n"),
-        ],
-    ),
-];
-
 /// Each challenge's trivial baseline is scored with the warning "degenerate output"
 /// (computed from the exam outputs the run kept), and scoring its folder again gives
 /// the same report.
 fn trivial_entries_are_degenerate() {
     let judge = judge(40..42);
     let outs = tempfile::tempdir().unwrap();
-    for (id, files) in TRIVIAL {
+    // The trivial baselines `physiojudge demo` runs: each kind's own.
+    for id in ["cpsc2021", "cinc2017", "physionet2022", "p300speller"] {
         let entry = outs.path().join(format!("entry-{id}"));
-        for (name, text) in files {
-            let to = entry.join(name);
+        let kind = judge::kinds::of(judge.challenge(id).unwrap().scorer);
+        assert!(!kind.trivial_entry().is_empty(), "{id}");
+        for file in kind.trivial_entry() {
+            let to = entry.join(file.path);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::write(&to, text).unwrap();
+            std::fs::write(&to, file.bytes).unwrap();
         }
         let out = outs.path().join(id);
         let data = data(id);
