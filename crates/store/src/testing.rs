@@ -16,6 +16,26 @@ use sqlx::Connection;
 use crate::manifest::hex;
 use crate::{Backend, Store};
 
+/// `store::both_backends!(case, …)`, for the test files of crates that use the store:
+/// each `async fn case(Backend)` of the calling file as two tests, `case::sqlite` and
+/// `case::postgres`, each on a two-thread runtime (the caller depends on tokio with its
+/// `macros` feature).
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::Backend::Sqlite).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::Backend::Postgres).await;
+            }
+        }
+    )+};
+}
+
 /// The PostgreSQL server tests create their databases on (its maintenance database).
 pub fn postgres_url() -> String {
     std::env::var("PHYSIOJUDGE_TEST_POSTGRES")

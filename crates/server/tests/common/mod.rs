@@ -11,22 +11,13 @@ use serde_json::{Value, json};
 use store::testing::TestStore;
 use store::{Backend, Role};
 
-/// `both!(name)`: the async fn `name(Backend)` as two tests, `name::sqlite` and
-/// `name::postgres`.
+/// `both!(case, …)`: each `async fn case(Backend)` as two tests, `case::sqlite` and
+/// `case::postgres` (`store::both_backends!`).
 #[macro_export]
 macro_rules! both {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(store::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(store::Backend::Postgres).await;
-            }
-        }
-    )+};
+    ($($name:ident),+ $(,)?) => {
+        store::both_backends!($($name),+);
+    };
 }
 
 pub struct Harness {

@@ -15,21 +15,12 @@ pub mod served;
 pub mod site;
 
 /// `both!(case, …)`: each `async fn case(Backend)` as two tests, `case::sqlite` and
-/// `case::postgres`.
+/// `case::postgres` (`store::both_backends!`).
 #[macro_export]
 macro_rules! both {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(store::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(store::Backend::Postgres).await;
-            }
-        }
-    )+};
+    ($($name:ident),+ $(,)?) => {
+        store::both_backends!($($name),+);
+    };
 }
 
 pub struct Driver(Child);
