@@ -50,12 +50,12 @@ pub(crate) fn quiz_records(s: &SubmissionView) -> Vec<String> {
 
 /// Whether this reader may see the quiz's per-record truth.
 pub(crate) async fn may_view(web: &Web, ctx: &Ctx, challenge: &str) -> bool {
-    if ctx.is_organiser() {
-        return true;
-    }
-    definition(web, challenge)
-        .await
-        .is_some_and(|d| d.reveal_quiz_labels)
+    ctx.is_organiser() || may_view_by(ctx, definition(web, challenge).await.as_ref())
+}
+
+/// [`may_view`] for a challenge whose definition is read already.
+pub(crate) fn may_view_by(ctx: &Ctx, def: Option<&judge::challenge::Challenge>) -> bool {
+    ctx.is_organiser() || def.is_some_and(|d| d.reveal_quiz_labels)
 }
 
 #[derive(Deserialize)]

@@ -519,7 +519,11 @@ pub(crate) use teams::*;
 
 /// The judge's definition of a registered challenge, for the task and limits.
 pub(crate) async fn definition(web: &Web, id: &str) -> Option<judge::challenge::Challenge> {
-    let c = web.store.challenge(id).await.ok()?;
+    definition_of(&web.store.challenge(id).await.ok()?)
+}
+
+/// The judge's reading of a stored challenge's definition (`None` if it does not read).
+pub(crate) fn definition_of(c: &store::Challenge) -> Option<judge::challenge::Challenge> {
     match &c.definition {
         store::Definition::Builtin(b) => judge::challenge::Challenge::built_in(b).ok(),
         store::Definition::Toml(t) => judge::challenge::Challenge::parse(t, "definition").ok(),

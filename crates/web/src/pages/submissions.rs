@@ -246,20 +246,17 @@ pub(crate) async fn submission(
     }
     let state = word(&s.state);
     let quiz_records = crate::viewer::quiz_records(&s);
-    let viewable =
-        !quiz_records.is_empty() && crate::viewer::may_view(&web, &ctx, &s.challenge).await;
+    // The challenge read once: its definition (ranking names, the kind's quiz view, who
+    // may view records) and the organisers' reason for a pause, shown beside a queued
+    // submission as on the challenge's page.
+    let row = web.store.challenge(&s.challenge).await.ok();
+    let def = row.as_ref().and_then(super::definition_of);
+    let paused_why = row
+        .and_then(|c| c.paused)
+        .filter(|_| s.judging_paused)
+        .map(|p| p.why);
+    let viewable = !quiz_records.is_empty() && crate::viewer::may_view_by(&ctx, def.as_ref());
     let now = web.store.now();
-    // The organisers' reason for a pause, shown beside a queued submission as on the
-    // challenge's page.
-    let paused_why = match s.judging_paused {
-        true => web
-            .store
-            .challenge(&s.challenge)
-            .await
-            .ok()
-            .and_then(|c| c.paused.map(|p| p.why)),
-        false => None,
-    };
     // Only the team may choose its final entry (the API refuses anyone else, an
     // organiser too), and only until the phase's selection closes.
     let selection_closes = web
@@ -274,7 +271,6 @@ pub(crate) async fn submission(
         && !s.selected
         && !ctx.is_organiser()
         && selection_closes.is_none_or(|t| now < t);
-    let def = definition(&web, &s.challenge).await;
     let names = names_of(def.as_ref());
     // What the challenge's kind makes of its quiz report; its figures and items alone
     // when the definition cannot be read.
