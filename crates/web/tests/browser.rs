@@ -451,12 +451,12 @@ async fn the_whole_flow(backend: Backend) {
     // session is refused.
     let org = s.t.user_by_name("org").await.unwrap();
     let org_token = s.t.issue_token(org.id, "test").await.unwrap().token;
-    let r = http
-        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
-        .header("cookie", format!("pj_session={org_token}"))
-        .send()
-        .await
-        .unwrap();
+    let r = s
+        .get(
+            Some(&org_token),
+            "/organiser/results.csv?challenge=cinc2017",
+        )
+        .await;
     assert_eq!(r.status(), 200);
     assert!(
         r.headers()["content-type"]
@@ -478,12 +478,12 @@ async fn the_whole_flow(backend: Backend) {
         "{csv}"
     );
     assert!(lines.iter().any(|l| l.contains(",failed,")), "{csv}");
-    let r = http
-        .get(s.url("/organiser/results.csv?challenge=cinc2017"))
-        .header("cookie", format!("pj_session={bob_token}"))
-        .send()
-        .await
-        .unwrap();
+    let r = s
+        .get(
+            Some(&bob_token),
+            "/organiser/results.csv?challenge=cinc2017",
+        )
+        .await;
     assert_eq!(r.status(), 403);
 
     // Readable at 360 px and at 1920 px.
@@ -1124,7 +1124,6 @@ async fn console_from_empty_site(backend: Backend) {
         return;
     };
     let s = site(backend).await;
-    let http = reqwest::Client::new();
     let now = s.t.now();
     let id = "cpsc2021-course";
     let room = |r: &str| format!("/organiser/challenges/{id}{r}");
@@ -1223,15 +1222,9 @@ async fn console_from_empty_site(backend: Backend) {
             .unwrap();
     let alice_token = s.t.issue_token(alice.id, "test").await.unwrap().token;
     s.t.create_team(id, "Alpha", alice.id).await.unwrap();
-    let page = http
-        .get(s.url(&format!("/challenges/{id}")))
-        .header("cookie", format!("pj_session={alice_token}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, page) = s
+        .page(Some(&alice_token), &format!("/challenges/{id}"))
+        .await;
     assert!(page.contains("Judging paused."), "{page}");
     assert!(
         page.contains("the &lt;i&gt;data&lt;/i&gt; is being checked"),
@@ -1239,15 +1232,9 @@ async fn console_from_empty_site(backend: Backend) {
     );
     // An entry sent meanwhile waits, and its page says why.
     let sub = upload(&s, &alice_token, id).await;
-    let page = http
-        .get(s.url(&format!("/submissions/{sub}")))
-        .header("cookie", format!("pj_session={alice_token}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, page) = s
+        .page(Some(&alice_token), &format!("/submissions/{sub}"))
+        .await;
     assert!(
         page.contains("judging paused (the &lt;i&gt;data&lt;/i&gt; is being checked)"),
         "{page}"
@@ -1277,12 +1264,7 @@ async fn console_from_empty_site(backend: Backend) {
     wait_text(&c, "main", "w1").await;
     click(&c, "a[href='/organiser/metrics']").await;
     wait_text(&c, "body", "physiojudge_queue_length").await;
-    let r = http
-        .get(s.url("/organiser/metrics"))
-        .header("cookie", format!("pj_session={alice_token}"))
-        .send()
-        .await
-        .unwrap();
+    let r = s.get(Some(&alice_token), "/organiser/metrics").await;
     assert_eq!(r.status(), 403, "a participant read the metrics");
 
     // Published from the console; the public board shows it to anyone.
