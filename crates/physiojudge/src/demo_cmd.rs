@@ -48,7 +48,7 @@ pub fn challenges() -> Result<Vec<(&'static str, &'static dyn Kind)>> {
 
 /// The example entry of a demo challenge: its folder in `entries`, which must exist.
 pub fn example(id: &str, kind: &dyn Kind, entries: &Path) -> Result<PathBuf> {
-    let Some(example) = kind.example() else {
+    let Some(example) = kind.shipped().example else {
         bail!("{id}: its kind ships no example entry");
     };
     let dir = entries.join(example.folder);
@@ -134,7 +134,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
         write_trivial(id, kind, &trivial_dir)?;
         let mut runs = vec![(format!("example {id}"), example(id, kind, &entries)?)];
         if octave.is_ok()
-            && let Some(dir) = kind.matlab_example()
+            && let Some(dir) = kind.shipped().matlab_example
         {
             runs.push((format!("example-matlab {id}"), entries.join(dir)));
         }
@@ -176,7 +176,7 @@ pub fn run(a: DemoArgs, out: &mut dyn Write) -> Result<()> {
 /// Writes the trivial entry of challenge `id` (its kind's) into `dir`, each file with
 /// its mode.
 pub fn write_trivial(id: &str, kind: &dyn Kind, dir: &Path) -> Result<()> {
-    let files = kind.trivial_entry();
+    let files = kind.shipped().trivial;
     if files.is_empty() {
         bail!("{id}: its kind has no trivial entry");
     }

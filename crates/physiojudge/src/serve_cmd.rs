@@ -548,7 +548,7 @@ impl Demo {
             crate::demo_cmd::write_trivial(id, kind, &trivial_dir)?;
             let example = crate::demo_cmd::example(id, kind, &self.entries)?;
             let mut entries = vec![(&teams[0], example), (&teams[1], trivial_dir)];
-            if let (Some(team), Some(dir)) = (teams.get(2), kind.matlab_example()) {
+            if let (Some(team), Some(dir)) = (teams.get(2), kind.shipped().matlab_example) {
                 entries.push((team, self.entries.join(dir)));
             }
             for ((team, token), entry) in entries {

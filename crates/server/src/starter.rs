@@ -15,7 +15,7 @@ use zip::write::SimpleFileOptions;
 /// has every file the challenge requires: a definition may pair a kind's scorer with
 /// another interface, and then the example would not run as it is.
 fn kit(challenge: &Challenge) -> Option<&'static [EntryFile]> {
-    let files = judge::kinds::of(challenge.scorer).example()?.files;
+    let files = judge::kinds::of(challenge.scorer).shipped().example?.files;
     challenge
         .required_files
         .iter()

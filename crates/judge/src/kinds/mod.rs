@@ -93,6 +93,19 @@ pub struct Example {
     pub files: &'static [EntryFile],
 }
 
+/// The entries that ship with a kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shipped {
+    /// The example entry (`None`: the kind ships none).
+    pub example: Option<Example>,
+    /// The MATLAB-language example entry's folder under `entries/` (docs/matlab.md),
+    /// which `demo` runs beside the Python one when the Octave runtime is set up.
+    pub matlab_example: Option<&'static str>,
+    /// The answer that needs no algorithm, which every entry must beat: the baseline
+    /// `demo` and `serve --demo` run (empty: none).
+    pub trivial: &'static [EntryFile],
+}
+
 /// What one challenge kind decides. Implementations are unit structs, one per folder.
 pub trait Kind: Sync {
     /// The scorer id a definition names this kind by (`scorer = "…"`): unique among the
@@ -175,21 +188,10 @@ pub trait Kind: Sync {
         quiz::QuizView::plain(report, Some(self.prediction_fields()), &[])
     }
 
-    /// The example entry, or `None` for a kind that ships none.
-    fn example(&self) -> Option<Example> {
-        None
-    }
-
-    /// The MATLAB-language example entry's folder under `entries/` (docs/matlab.md),
-    /// which `demo` runs beside the Python one when the Octave runtime is set up.
-    fn matlab_example(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// The answer that needs no algorithm, which every entry must beat: the baseline
-    /// `demo` and `serve --demo` run (empty for a kind with none).
-    fn trivial_entry(&self) -> &'static [EntryFile] {
-        &[]
+    /// The entries that ship with the kind (its folder's `entries.rs`): none by default,
+    /// for a kind registered from outside.
+    fn shipped(&self) -> Shipped {
+        Shipped::default()
     }
 }
 
@@ -402,7 +404,7 @@ mod tests {
         let entries = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../entries");
         for (id, _) in crate::challenge::BUILT_IN {
             let kind = of(Challenge::built_in(id).unwrap().scorer);
-            let example = kind.example().unwrap();
+            let example = kind.shipped().example.unwrap();
             let dir = entries.join(example.folder);
             let mut on_disk = Vec::new();
             files_under(&dir, &dir, &mut on_disk);
@@ -414,8 +416,8 @@ mod tests {
                 .collect();
             compiled.sort();
             assert_eq!(compiled, on_disk, "{id}: the example entry as compiled in");
-            assert!(!kind.trivial_entry().is_empty(), "{id}");
-            if let Some(m) = kind.matlab_example() {
+            assert!(!kind.shipped().trivial.is_empty(), "{id}");
+            if let Some(m) = kind.shipped().matlab_example {
                 assert!(entries.join(m).is_dir(), "{id}: {m}");
             }
         }

@@ -1,9 +1,9 @@
 //! The entries that ship with CinC 2017: the example (`entries/cinc2017`, in MATLAB too)
 //! and the trivial baseline, which calls every record normal rhythm.
 
-use crate::kinds::{EntryFile, Example};
+use crate::kinds::{EntryFile, Example, Shipped};
 
-pub(super) const EXAMPLE: Example = Example {
+const EXAMPLE: Example = Example {
     folder: "cinc2017",
     files: &[
         example_file!("cinc2017", "AUTHORS.txt", 0o644),
@@ -18,9 +18,7 @@ pub(super) const EXAMPLE: Example = Example {
     ],
 };
 
-pub(super) const MATLAB: &str = "cinc2017-matlab";
-
-pub(super) const TRIVIAL: &[EntryFile] = &[
+const TRIVIAL: &[EntryFile] = &[
     text_file!("setup.sh", "#!/bin/bash\ntrue\n"),
     text_file!(
         "next.sh",
@@ -31,3 +29,9 @@ pub(super) const TRIVIAL: &[EntryFile] = &[
     text_file!("AUTHORS.txt", "physiojudge demo\n"),
     text_file!("LICENSE.txt", "MIT\n"),
 ];
+
+pub(super) const SHIPPED: Shipped = Shipped {
+    example: Some(EXAMPLE),
+    matlab_example: Some("cinc2017-matlab"),
+    trivial: TRIVIAL,
+};

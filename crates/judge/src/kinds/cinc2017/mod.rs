@@ -26,16 +26,8 @@ impl Kind for Cinc2017 {
         quiz::quiz_view(report, self.prediction_fields())
     }
 
-    fn example(&self) -> Option<super::Example> {
-        Some(entries::EXAMPLE)
-    }
-
-    fn matlab_example(&self) -> Option<&'static str> {
-        Some(entries::MATLAB)
-    }
-
-    fn trivial_entry(&self) -> &'static [super::EntryFile] {
-        entries::TRIVIAL
+    fn shipped(&self) -> super::Shipped {
+        entries::SHIPPED
     }
 
     fn record_view(

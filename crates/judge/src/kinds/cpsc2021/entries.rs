@@ -1,9 +1,9 @@
 //! The entries that ship with CPSC 2021: the example (`entries/cpsc2021`, in MATLAB too)
 //! and the trivial baseline, which finds no AF anywhere.
 
-use crate::kinds::{EntryFile, Example};
+use crate::kinds::{EntryFile, Example, Shipped};
 
-pub(super) const EXAMPLE: Example = Example {
+const EXAMPLE: Example = Example {
     folder: "cpsc2021",
     files: &[
         example_file!("cpsc2021", "AUTHORS.txt", 0o644),
@@ -14,9 +14,7 @@ pub(super) const EXAMPLE: Example = Example {
     ],
 };
 
-pub(super) const MATLAB: &str = "cpsc2021-matlab";
-
-pub(super) const TRIVIAL: &[EntryFile] = &[
+const TRIVIAL: &[EntryFile] = &[
     text_file!(
         "entry_2021.py",
         "# Trivial baseline: no AF anywhere.\n\
@@ -28,3 +26,9 @@ pub(super) const TRIVIAL: &[EntryFile] = &[
     text_file!("AUTHORS.txt", "physiojudge demo\n"),
     text_file!("LICENSE.txt", "MIT\n"),
 ];
+
+pub(super) const SHIPPED: Shipped = Shipped {
+    example: Some(EXAMPLE),
+    matlab_example: Some("cpsc2021-matlab"),
+    trivial: TRIVIAL,
+};

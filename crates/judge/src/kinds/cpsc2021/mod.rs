@@ -30,16 +30,8 @@ impl Kind for Cpsc2021 {
         quiz::quiz_view(report, self.prediction_fields())
     }
 
-    fn example(&self) -> Option<super::Example> {
-        Some(entries::EXAMPLE)
-    }
-
-    fn matlab_example(&self) -> Option<&'static str> {
-        Some(entries::MATLAB)
-    }
-
-    fn trivial_entry(&self) -> &'static [super::EntryFile] {
-        entries::TRIVIAL
+    fn shipped(&self) -> super::Shipped {
+        entries::SHIPPED
     }
 
     fn record_view(

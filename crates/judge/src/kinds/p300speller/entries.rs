@@ -1,9 +1,9 @@
 //! The entries that ship with the P300 speller: the example (`entries/p300speller`) and
 //! the trivial baseline, which spells 'A' for every character.
 
-use crate::kinds::{EntryFile, Example};
+use crate::kinds::{EntryFile, Example, Shipped};
 
-pub(super) const EXAMPLE: Example = Example {
+const EXAMPLE: Example = Example {
     folder: "p300speller",
     files: &[
         example_file!("p300speller", "AUTHORS.txt", 0o644),
@@ -23,7 +23,7 @@ pub(super) const EXAMPLE: Example = Example {
     ],
 };
 
-pub(super) const TRIVIAL: &[EntryFile] = &[
+const TRIVIAL: &[EntryFile] = &[
     text_file!(
         "AlgorithmImplement/AlgorithmImplement.py",
         "# Trivial baseline: 'A' for every character, as early as a report counts.\n\
@@ -43,3 +43,9 @@ pub(super) const TRIVIAL: &[EntryFile] = &[
     ),
     text_file!("config.toml", "unitImage = \"python:3\"\n"),
 ];
+
+pub(super) const SHIPPED: Shipped = Shipped {
+    example: Some(EXAMPLE),
+    matlab_example: None,
+    trivial: TRIVIAL,
+};

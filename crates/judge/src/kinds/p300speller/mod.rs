@@ -32,12 +32,8 @@ impl Kind for P300Speller {
         quiz::quiz_view(report, self.prediction_fields())
     }
 
-    fn example(&self) -> Option<super::Example> {
-        Some(entries::EXAMPLE)
-    }
-
-    fn trivial_entry(&self) -> &'static [super::EntryFile] {
-        entries::TRIVIAL
+    fn shipped(&self) -> super::Shipped {
+        entries::SHIPPED
     }
 
     fn record_view(

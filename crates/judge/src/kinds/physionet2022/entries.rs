@@ -1,9 +1,9 @@
 //! The entries that ship with PhysioNet 2022: the example (`entries/physionet2022`) and
 //! the trivial baseline, which calls every patient Absent and Normal.
 
-use crate::kinds::{EntryFile, Example};
+use crate::kinds::{EntryFile, Example, Shipped};
 
-pub(super) const EXAMPLE: Example = Example {
+const EXAMPLE: Example = Example {
     folder: "physionet2022",
     files: &[
         example_file!("physionet2022", "AUTHORS.txt", 0o644),
@@ -14,7 +14,7 @@ pub(super) const EXAMPLE: Example = Example {
     ],
 };
 
-pub(super) const TRIVIAL: &[EntryFile] = &[text_file!(
+const TRIVIAL: &[EntryFile] = &[text_file!(
     "team_code.py",
     "# Trivial baseline: every patient Absent and Normal.\n\
      import os\n\
@@ -26,3 +26,9 @@ pub(super) const TRIVIAL: &[EntryFile] = &[text_file!(
      \x20   classes = ['Present', 'Unknown', 'Absent', 'Abnormal', 'Normal']\n\
      \x20   return classes, [0, 0, 1, 0, 1], [0.0, 0.0, 1.0, 0.0, 1.0]\n"
 )];
+
+pub(super) const SHIPPED: Shipped = Shipped {
+    example: Some(EXAMPLE),
+    matlab_example: None,
+    trivial: TRIVIAL,
+};
